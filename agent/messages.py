@@ -1,0 +1,105 @@
+"""The provider-neutral conversation: messages made of typed parts.
+
+Providers translate these to and from their wire formats; the store saves them as JSON.
+Reasoning parts keep what a provider needs to accept them back on the next request
+(Anthropic thinking signatures, OpenAI encrypted reasoning content and item ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass
+class ReasoningPart:
+    """Model reasoning.  ``signature`` (Anthropic) or ``encrypted`` (OpenAI responses) lets the
+    provider verify it when it is sent back; ``redacted`` holds Anthropic redacted thinking."""
+
+    text: str = ""
+    signature: str | None = None
+    encrypted: str | None = None
+    item_id: str | None = None
+    redacted: str | None = None
+    provider: str | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass
+class ToolCallPart:
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str = ""
+    item_id: str | None = None
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass
+class ToolResultPart:
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
+
+_PART_TYPES: dict[str, type] = {
+    "text": TextPart,
+    "reasoning": ReasoningPart,
+    "tool_call": ToolCallPart,
+    "tool_result": ToolResultPart,
+}
+
+
+@dataclass
+class Message:
+    """One message.  ``role`` is ``user``, ``assistant`` or ``tool`` (tool results)."""
+
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+    pinned: bool = False  # never pruned by compaction
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", [TextPart(text)])
+
+    @property
+    def text(self) -> str:
+        """The concatenated visible text of the message."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+    @property
+    def tool_results(self) -> list[ToolResultPart]:
+        return [p for p in self.parts if isinstance(p, ToolResultPart)]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "parts": [asdict(p) for p in self.parts]}
+        if self.pinned:
+            out["pinned"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        parts: list[Part] = []
+        for raw in data.get("parts", []):
+            kind = _PART_TYPES.get(raw.get("type", ""))
+            if kind is None:
+                continue  # a part type from a newer version: keep the rest of the message
+            fields = {k: v for k, v in raw.items() if k in kind.__dataclass_fields__}
+            parts.append(kind(**fields))
+        return cls(data["role"], parts, bool(data.get("pinned", False)))

@@ -1,0 +1,165 @@
+"""The provider contract: a request in, a stream of typed events out.
+
+A provider plugin registers a :class:`ProviderSpec`; the core builds the provider from the
+resolved settings and calls :meth:`Provider.stream` once per step.  Providers import their
+SDK lazily, inside ``stream``, so nothing heavy sits on the path to the first frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agent.messages import Message
+
+THINKING_LEVELS = ("off", "low", "medium", "high", "max")
+
+
+@dataclass
+class ProviderSettings:
+    """Everything needed to talk to one endpoint."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    max_retries: int = 3
+    timeout: float = 600.0
+    retry_after_cap: float = 60.0
+    options: dict[str, Any] = field(default_factory=dict)  # provider-specific config keys
+
+
+@dataclass
+class ProviderRequest:
+    """One model request: system prompt, history, tools and thinking level."""
+
+    model: str
+    system: str
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    thinking: str = "medium"
+    max_tokens: int = 16_000
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    """Token counts as the provider reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+
+
+# ---- stream events (provider -> loop) ------------------------------------------------------
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    text: str
+
+
+@dataclass
+class ToolCallStarted:
+    """A tool call began streaming; its arguments are not complete yet."""
+
+    id: str
+    name: str
+
+
+@dataclass
+class StepFinished:
+    """The step's assembled assistant message, its usage, and why the model stopped
+    (``end``, ``tool_use``, ``max_tokens``, ...)."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str = "end"
+
+
+@dataclass
+class ProviderNotice:
+    """Something the user should know that is not an error (e.g. an endpoint switch)."""
+
+    text: str
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStarted | StepFinished | ProviderNotice
+
+
+class ProviderError(Exception):
+    """A failed model request, normalised across SDKs.
+
+    ``status`` is the HTTP status when there was one; ``retryable`` says whether waiting and
+    trying again could help (after the SDK's own retries were spent); ``output_started`` is
+    set when the failure came after some output was already streamed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        kind: str = "error",
+        output_started: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.kind = kind
+        self.output_started = output_started
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A configured endpoint."""
+
+    #: Short label for notices, e.g. ``openai chat completions``.
+    label: str
+
+    # Optional: ``alternatives: list[Provider]``, endpoints speaking another request shape to
+    # try, in order, when this one rejects the shape (400/404/405/415/422/501).  The
+    # ``fallback`` plugin reads it; without that plugin it is ignored.
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Send ``request`` and yield events; the last one is :class:`StepFinished`.
+        Raise :class:`ProviderError` on failure."""
+        ...
+
+    async def list_models(self) -> list[str]:
+        """The endpoint's model ids, sorted (may raise :class:`ProviderError`)."""
+        ...
+
+
+@dataclass
+class ProviderSpec:
+    """A provider plugin's registration.
+
+    ``create(settings)`` builds a :class:`Provider`.  ``env_key`` is the standard environment
+    variable holding its API key; ``keyless`` providers (local servers) need none.
+    """
+
+    name: str
+    create: Callable[[ProviderSettings], Provider]
+    env_key: str | None = None
+    default_base_url: str | None = None
+    default_model: str | None = None
+    keyless: bool = False
+    description: str = ""

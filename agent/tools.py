@@ -1,0 +1,192 @@
+"""Tools: what a plugin offers the model, and what a call would do before it runs.
+
+A tool states its *effects* (the paths it reads, writes and deletes, the shell command it runs,
+the URLs it fetches) from its arguments alone, before anything happens.  The gate, the
+permission rules and every guard look only at effects, so a new write tool from a third-party
+plugin is covered by the path guards without being named anywhere.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The one-line refusal every tool raises when its arguments break the schema.
+ToolRun = Callable[[dict[str, Any], "ToolContext"], Awaitable["str | ToolResult"]]
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What a tool call would touch, computed from its arguments before it runs.
+
+    Paths are as the model wrote them (relative to the workspace, or absolute); guards
+    normalise them.  ``opaque`` marks a call whose effects cannot be known (MCP tools, a
+    plugin tool that does not say): it is always asked about unless a rule allows it.
+    """
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    command: str | None = None
+    urls: tuple[str, ...] = ()
+    opaque: bool = False
+
+    @property
+    def mutating(self) -> bool:
+        """True when the call may change anything: files, processes, or unknown state."""
+        return bool(self.writes or self.deletes or self.command or self.opaque)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the call at most reads workspace files (no command, URL or write)."""
+        return not (self.mutating or self.urls)
+
+    @property
+    def changed_paths(self) -> tuple[str, ...]:
+        """Every path the call may create, overwrite or remove."""
+        return self.writes + self.deletes
+
+    def subjects(self) -> tuple[str, ...]:
+        """The strings permission patterns are matched against (paths, command, URLs)."""
+        out: list[str] = [*self.reads, *self.writes, *self.deletes]
+        if self.command is not None:
+            out.append(self.command)
+        out.extend(self.urls)
+        return tuple(dict.fromkeys(out))
+
+
+UNKNOWN_EFFECTS = Effects(opaque=True)
+NO_EFFECTS = Effects()
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail the call with a message the model reads and can act on."""
+
+
+@dataclass
+class ToolResult:
+    """The outcome of a tool call.
+
+    ``output`` is what the model sees.  ``summary`` is a short line for the transcript
+    (``12 hits``, ``exit 0, 3 lines out``); ``display`` carries extra data for renderers
+    (for example a diff), never sent to the model.
+    """
+
+    output: str
+    is_error: bool = False
+    summary: str | None = None
+    display: dict[str, Any] | None = None
+
+
+@dataclass
+class ToolCall:
+    """One call the model asked for: its id, the tool name and the decoded arguments.
+
+    ``raw_arguments`` keeps the exact JSON text the model sent, so a malformed call can be
+    reported and replayed faithfully.  ``origin`` names who asked: ``"model"`` for the main
+    agent, ``"worker"`` (etc.) for a subagent.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+    origin: str = "model"
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use.  Built by the session for each call."""
+
+    workspace: Path
+    state_dir: Path
+    call: ToolCall
+    config: Any
+    session: Any = None
+    emit_output: Callable[[str], None] = lambda chunk: None
+
+    def resolve(self, path: str) -> Path:
+        """Resolve ``path`` inside the workspace (see :func:`agent.paths.jail`)."""
+        from agent.paths import jail
+
+        return jail(self.workspace, path)
+
+
+@dataclass
+class Tool:
+    """A tool the model may call.
+
+    Plugins build one directly (``Tool(name=..., run=...)``) or with :func:`tool`.
+
+    - ``parameters`` is a JSON schema (``type: object``); arguments are validated against it
+      before anything else, so ``run`` only ever sees well-typed input.
+    - ``effects(args)`` says what the call would touch.  The default, for a tool that does not
+      say, is *opaque*: the call is asked about every time.
+    - ``tool_set`` names the optional set the tool belongs to (``core``, ``edit-plus``, ``git``,
+      ``net``); ``None`` means a session or plugin tool that tool sets never withhold.
+    - ``read_only`` marks tools offered to read-only agents and explore subagents.
+    - ``run(args, ctx)`` is async; it returns text or a :class:`ToolResult`, or raises
+      :class:`ToolError`.  Streaming output goes through ``ctx.emit_output``.
+    """
+
+    name: str
+    description: str
+    run: ToolRun
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
+    )
+    effects: Callable[[dict[str, Any]], Effects] = lambda args: UNKNOWN_EFFECTS
+    tool_set: str | None = None
+    read_only: bool = False
+    prompt: str | None = None  # one line for the system prompt's tool guide, if any
+
+    def spec(self) -> dict[str, Any]:
+        """The provider-neutral declaration sent to the model."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def tool(
+    name: str,
+    description: str,
+    parameters: dict[str, Any] | None = None,
+    *,
+    effects: Callable[[dict[str, Any]], Effects] | None = None,
+    tool_set: str | None = None,
+    read_only: bool = False,
+    prompt: str | None = None,
+) -> Callable[[Callable[..., Any]], Tool]:
+    """Decorator turning an async (or plain) function ``fn(args, ctx)`` into a :class:`Tool`."""
+
+    def wrap(fn: Callable[..., Any]) -> Tool:
+        async def run(args: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
+            out = fn(args, ctx)
+            if inspect.isawaitable(out):
+                out = await out
+            return out
+
+        return Tool(
+            name=name,
+            description=description,
+            run=run,
+            parameters=parameters or {"type": "object", "properties": {}},
+            effects=effects or (lambda args: UNKNOWN_EFFECTS),
+            tool_set=tool_set,
+            read_only=read_only,
+            prompt=prompt,
+        )
+
+    return wrap
+
+
+#: Cap on any single tool result the model sees (characters).
+RESULT_CAP = 30_000
+
+
+def cap_output(text: str, limit: int = RESULT_CAP) -> str:
+    """Truncate ``text`` to ``limit`` characters with a note saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... [truncated {len(text) - limit} chars]"
