@@ -142,6 +142,7 @@ class Tool:
     tool_set: str | None = None
     read_only: bool = False
     prompt: str | None = None  # one line for the system prompt's tool guide, if any
+    plugin: str = ""  # set by the core: which plugin registered the tool
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral declaration sent to the model."""

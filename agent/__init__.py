@@ -1,0 +1,39 @@
+"""agent: a terminal coding agent.  This module is the public plugin API.
+
+Plugins import what they need from here::
+
+    from agent import hookimpl, Tool, Effects, ToolError, Verdict, Fragment
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pluggy
+
+# Never let a log record reach the terminal by default: the screen belongs to the UI, stderr
+# to headless diagnostics.  The CLI adds a file handler in the state dir.
+logging.getLogger("agent").addHandler(logging.NullHandler())
+
+__version__ = "0.1.0"
+
+#: Decorator marking a plugin's hook implementations.
+hookimpl = pluggy.HookimplMarker("agent")
+
+from agent.blocks import Block  # noqa: E402
+from agent.commands import SlashCommand  # noqa: E402
+from agent.config import ConfigError  # noqa: E402
+from agent.options import Option  # noqa: E402
+from agent.prompt import Fragment  # noqa: E402
+from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
+from agent.tools import (  # noqa: E402
+    NO_EFFECTS, UNKNOWN_EFFECTS, Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    tool,
+)
+from agent.verdict import Verdict  # noqa: E402
+
+__all__ = [
+    "__version__", "hookimpl", "Block", "SlashCommand", "ConfigError", "Option", "Fragment",
+    "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
+    "Effects", "Tool", "ToolCall", "ToolContext", "ToolError", "ToolResult", "tool", "Verdict",
+]

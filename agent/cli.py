@@ -1,0 +1,257 @@
+"""Command line: ``agent [options] [PROMPT]``, ``agent -p PROMPT``, and subcommands.
+
+``--version`` answers before anything is loaded; nothing on the way to ``--help`` or the
+first frame imports a provider SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent import __version__
+
+USAGE = "agent [options] [PROMPT]\n       agent -p PROMPT [--json]\n       agent COMMAND ..."
+
+EPILOG = """\
+commands:
+  agent plugins [list]            list plugins and their status
+  agent plugins disable NAME      block a plugin (it is never imported)
+  agent plugins enable NAME       unblock a plugin, or switch on an opt-in one
+
+configuration:
+  config file: {config}   (AGENT_HOME relocates config and state)
+  precedence:  config file < environment < flags
+  example:
+    provider = "openai"
+    model = "gpt-5"
+    thinking = "medium"
+    [plugins]
+    disabled = ["time"]
+
+environment:
+  AGENT_PROVIDER AGENT_MODEL AGENT_BASE_URL AGENT_API_KEY AGENT_THINK AGENT_HOME
+  AGENT_DISABLE_PLUGINS (comma-separated)  OPENAI_API_KEY  ANTHROPIC_API_KEY
+"""
+
+
+def version_line() -> str:
+    import platform
+
+    return (f"agent {__version__}  python {platform.python_version()}  "
+            f"{platform.system().lower()}-{platform.machine()}")
+
+
+def _early_parser() -> argparse.ArgumentParser:
+    """Flags that must be known before plugins load."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--disable", action="append", default=[])
+    p.add_argument("--enable", action="append", default=[])
+    p.add_argument("--no-plugins", action="store_true")
+    return p
+
+
+def build_parser(options: Any) -> argparse.ArgumentParser:
+    from agent.config import Paths
+
+    parser = argparse.ArgumentParser(
+        prog="agent", usage=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A terminal coding agent: reads, edits, runs commands and asks, "
+                    "with every change gated behind your approval.",
+        epilog=EPILOG.format(config=Paths.resolve().config_file))
+    parser.add_argument("prompt", nargs="?", help="first prompt (with -p: the headless prompt)")
+    parser.add_argument("-p", "--print", dest="headless", action="store_true",
+                        help="headless: run one turn, print the answer, exit "
+                             "(prompt from the argument or stdin)")
+    parser.add_argument("--json", action="store_true",
+                        help="with -p: one JSON event per line (docs/headless.md)")
+    parser.add_argument("-v", "--version", action="store_true", help="print the version")
+    parser.add_argument("--disable", action="append", default=[], metavar="NAME",
+                        help="disable a plugin for this run (repeatable)")
+    parser.add_argument("--enable", action="append", default=[], metavar="NAME",
+                        help="enable an opt-in plugin for this run (repeatable)")
+    parser.add_argument("--no-plugins", action="store_true",
+                        help="only essential plugins (and those named with --enable)")
+    seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print"}
+    group = parser.add_argument_group("settings (also config keys)")
+    for option in options:
+        if not option.flag or option.flag in seen:
+            continue
+        seen.add(option.flag)
+        kwargs: dict[str, Any] = {"dest": "opt_" + option.key, "default": None,
+                                  "help": option.help + (f" [config: {option.key}]")}
+        if option.type == "bool":
+            kwargs["action"] = "store_const"
+            kwargs["const"] = True
+        else:
+            kwargs["metavar"] = option.metavar or option.key.upper()
+            if option.choices:
+                kwargs["choices"] = option.choices
+        group.add_argument(option.flag, **kwargs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-v", "--version") and len(argv) == 1:
+        print(version_line())
+        return 0
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    return run_main(argv)
+
+
+def run_main(argv: list[str]) -> int:
+    from agent.runtime import StartupError, finish_config, load_plugins
+
+    early, _ = _early_parser().parse_known_args(argv)
+    try:
+        paths, file_data, host, hooks, options = load_plugins(
+            disable=early.disable, enable=early.enable, no_plugins=early.no_plugins)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    parser = build_parser(options)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help exits 0, a usage error 2
+        return int(exc.code or 0)
+    if args.version:
+        print(version_line())
+        return 0
+    flags = {k[4:]: v for k, v in vars(args).items() if k.startswith("opt_") and v is not None}
+    headless = bool(args.headless)
+    prompt = args.prompt
+    if headless and not prompt:
+        prompt = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        if not prompt.strip():
+            return _fail("-p needs a prompt argument or piped stdin", 2)
+    if args.json and not headless:
+        return _fail("--json only works with -p", 2)
+    try:
+        boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    setup_logging(boot.config.state_dir)
+    for failure in host.failures():
+        print(f"agent: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+    if headless:
+        return _run_headless(boot, prompt, args.json)
+    from agent.ui import launch
+
+    return launch(boot, prompt)
+
+
+def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
+    from agent import headless
+    from agent.runtime import StartupError, provider_settings
+    from agent.session import Runtime, Session
+
+    config, hooks = boot.config, boot.hooks
+    specs = hooks.providers(config)
+    try:
+        settings = provider_settings(config, specs)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    provider = hooks.select_provider(config, specs, settings)
+    if provider is None:
+        return _fail(f'no plugin could build the provider "{settings.provider}"', 2)
+    tools = hooks.tools(config)
+    runtime = Runtime(config=config, hooks=hooks, tools=tools, provider=provider,
+                      approver=None, model=settings.model)
+    session = Session(runtime)
+    if not config.get("yolo"):
+        print("agent: headless mode denies every tool call that needs approval (writes, edits, "
+              "commands, network, MCP tools) unless --yolo is passed", file=sys.stderr)
+    for problem in hooks.problems:
+        print(f"agent: {problem}", file=sys.stderr)
+    try:
+        return headless.run(session, prompt, json_mode=json_mode)
+    finally:
+        hooks.unconfigure(config)
+
+
+def setup_logging(state_dir: Any) -> None:
+    """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log``."""
+    import logging
+
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(state_dir / "agent.log", encoding="utf-8", delay=True)
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("agent")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if os.environ.get("AGENT_DEBUG") else logging.WARNING)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"agent: {message}", file=sys.stderr)
+    return code
+
+
+# ---- subcommands ----------------------------------------------------------------------------
+
+
+def cmd_plugins(argv: list[str]) -> int:
+    """``agent plugins [list | enable NAME | disable NAME]``."""
+    from agent import plugins
+    from agent.config import ConfigError, Paths, read_toml, update_file
+
+    verb = argv[0] if argv else "list"
+    paths = Paths.resolve()
+    if verb in ("enable", "disable"):
+        if len(argv) != 2:
+            return _fail(f"usage: agent plugins {verb} NAME", 2)
+        name = argv[1]
+        known = {ep.name for ep in plugins.entry_points()}  # metadata only: nothing imported
+        if name not in known:
+            return _fail(f'no such plugin "{name}". Known: {", ".join(sorted(known))}', 2)
+        if verb == "disable" and name in plugins.ESSENTIAL:
+            return _fail(f"{name} is essential and cannot be disabled", 2)
+        try:
+            data = read_toml(paths.config_file)
+            section = data.get("plugins", {}) if isinstance(data.get("plugins"), dict) else {}
+            disabled = [n for n in section.get("disabled", []) if n != name]
+            enabled = [n for n in section.get("enabled", []) if n != name]
+            if verb == "disable":
+                disabled.append(name)
+            elif name in plugins.OPT_IN:
+                enabled.append(name)
+            update_file(paths.config_file, {"plugins.disabled": sorted(disabled),
+                                            "plugins.enabled": sorted(enabled)})
+        except ConfigError as exc:
+            return _fail(str(exc), 2)
+        print(f"{name} {verb}d in {paths.config_file}")
+        return 0
+    if verb != "list":
+        return _fail("usage: agent plugins [list | enable NAME | disable NAME]", 2)
+    from agent.runtime import StartupError, load_plugins
+
+    try:
+        _, _, host, _, _ = load_plugins()
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    width = max((len(n) for n in host.status), default=4)
+    for name in sorted(host.status):
+        st = host.status[name]
+        detail = st.error if st.state == "failed" else (st.description or st.module)
+        print(f"{name:<{width}}  {st.state:<9}  {detail}")
+    return 0
+
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "plugins": cmd_plugins,
+}
+
+
+def register_subcommand(name: str, handler: Callable[[list[str]], int]) -> None:
+    """Add an ``agent NAME ...`` subcommand (core modules only; plugins use hooks)."""
+    SUBCOMMANDS[name] = handler
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

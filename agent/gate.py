@@ -1,0 +1,150 @@
+"""The gate: the only place a tool call is allowed to run.
+
+Per call, in order: guards (any deny wins; a guard that raises denies) → permission rules
+(user config or the default policy, tightened by the project) → session grants ("always") →
+the repeat guard (a third identical call in a turn is asked about) → ``--yolo`` turns *ask*
+into *allow* and never touches a deny → *ask* goes to the front end's approver (headless:
+denied, and the model is told).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agent import permissions
+from agent.tools import Effects, Tool, ToolCall
+from agent.verdict import Verdict
+
+Answer = Literal["yes", "always", "no"]
+
+
+@dataclass
+class ApprovalRequest:
+    """What the front end shows when a call needs the user's yes."""
+
+    call: ToolCall
+    tool: Tool
+    effects: Effects
+    reason: str
+    rule: str = ""
+    repeating: bool = False
+    grant: str = "*"  # the pattern "always" would grant
+
+    @property
+    def origin(self) -> str:
+        return self.call.origin
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+@dataclass
+class GateDecision:
+    """``allowed`` or not; ``by`` is ``guard``, ``rule``, ``user``, ``headless`` or ``allow``;
+    ``message`` is what the model is told on a denial."""
+
+    allowed: bool
+    by: str = "allow"
+    message: str = ""
+    source: str = ""
+
+
+HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
+                   "Do without it, or tell the user to rerun with --yolo.")
+
+
+@dataclass
+class Grants:
+    """Session-only "always" approvals: (tool name, subject pattern)."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, tool: str, pattern: str) -> None:
+        if (tool, pattern) not in self.items:
+            self.items.append((tool, pattern))
+
+    def covers(self, tool: str, effects: Effects) -> bool:
+        subjects = effects.subjects() or ("",)
+        for name, pattern in self.items:
+            if name != tool:
+                continue
+            if pattern == "*" or all(permissions.matches(pattern, s) for s in subjects):
+                return True
+        return False
+
+
+class Gate:
+    """Decides every tool call of one session."""
+
+    def __init__(self, hooks: Any, config: Any, approver: Approver | None,
+                 *, yolo: bool = False) -> None:
+        self.hooks = hooks
+        self.config = config
+        self.approver = approver
+        self.yolo = yolo
+        self.grants = Grants()
+        self.user_rules = permissions.parse_rules(config.get("permission", {}))
+        self.project_rules = permissions.strip_allows(
+            permissions.parse_rules(config.extra.get("project_permission", {})))
+        self._seen: Counter[str] = Counter()
+
+    def new_turn(self) -> None:
+        """Reset the repeat guard (it counts identical calls within one turn)."""
+        self._seen.clear()
+
+    def verdict(self, call: ToolCall, effects: Effects, session: Any) -> tuple[Verdict, str]:
+        """Guards and rules without asking anyone: the verdict and who gave it.
+
+        Used by :meth:`decide` and by ``agent policy explain``.
+        """
+        guards = self.hooks.guard(call, effects, session)
+        denials = [v for v in guards if v.decision == "deny"]
+        if denials:
+            return denials[0], "guard"
+        rule = permissions.decide(call.name, effects, self.user_rules, self.project_rules)
+        if rule.decision == "deny":
+            return rule, "rule"
+        asks = [v for v in guards if v.decision == "ask"]
+        if asks:
+            return asks[0], "guard"
+        return rule, "rule"
+
+    async def decide(self, call: ToolCall, tool: Tool, effects: Effects,
+                     session: Any) -> GateDecision:
+        verdict, by = self.verdict(call, effects, session)
+        if verdict.decision == "deny":
+            prefix = f"Blocked by the {verdict.source} plugin: " if by == "guard" else ""
+            return GateDecision(False, by, prefix + verdict.reason, verdict.source)
+        needs_ask = verdict.decision == "ask"
+        if needs_ask and self.grants.covers(call.name, effects):
+            needs_ask = False
+        repeating = False
+        if call.origin == "model":
+            key = call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
+            self._seen[key] += 1
+            if self._seen[key] >= 3 and not needs_ask:
+                repeating = True
+                needs_ask = True
+                verdict = Verdict.ask(
+                    f"{call.name} is repeating the same call (allowed by the rules, but this "
+                    "is the third identical call this turn)", "repeat guard")
+        if not needs_ask:
+            return GateDecision(True, "allow", source=verdict.source)
+        if self.yolo and not repeating:
+            return GateDecision(True, "yolo", source=verdict.source)
+        if self.approver is None:
+            return GateDecision(False, "headless", HEADLESS_DENIAL.format(tool=call.name))
+        grant = permissions.grant_pattern(call.name, effects)
+        answer = await self.approver(ApprovalRequest(
+            call, tool, effects, verdict.reason, verdict.source, repeating, grant))
+        if answer == "always":
+            self.grants.add(call.name, grant)
+        if answer in ("yes", "always"):
+            return GateDecision(True, "user", source=verdict.source)
+        if call.origin != "model":
+            return GateDecision(False, "user", "The user denied this call. Stop and report it.")
+        return GateDecision(False, "user", "User denied this tool call.")

@@ -1,0 +1,119 @@
+"""``agent -p``: one turn without a screen.  Answer text on stdout, diagnostics on stderr,
+or with ``--json`` one event per line on stdout.  Exit codes are in :data:`EXIT_CODES`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from agent import events as ev
+
+#: Exit codes of ``agent`` (documented in docs/headless.md; a code is never reused).
+EXIT_OK = 0
+EXIT_PROVIDER = 1
+EXIT_USAGE = 2
+EXIT_MAX_STEPS = 3
+EXIT_BUDGET = 4
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = {
+    EXIT_OK: "the turn completed (tool denials included)",
+    EXIT_PROVIDER: "provider or model error (the request failed, the stream broke)",
+    EXIT_USAGE: "usage or configuration error (bad flag, broken config, no API key)",
+    EXIT_MAX_STEPS: "the step cap was reached before the model finished",
+    EXIT_BUDGET: "the spending cap (max_spend_usd) would have been crossed",
+    EXIT_INTERRUPTED: "interrupted by a signal (ctrl-c, SIGTERM)",
+}
+
+_REASON_CODES = {"end": EXIT_OK, "max_steps": EXIT_MAX_STEPS, "error": EXIT_PROVIDER,
+                 "budget": EXIT_BUDGET, "interrupted": EXIT_INTERRUPTED}
+
+
+class TextPrinter:
+    """Plain mode: the answer on stdout, one tagged line per diagnostic on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.ended_with_newline = True
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextEvent):
+            self.out.write(event.text)
+            self.out.flush()
+            if event.text:
+                self.ended_with_newline = event.text.endswith("\n")
+            return
+        line = _diagnostic(event)
+        if line is not None:
+            self.err.write(line + "\n")
+            self.err.flush()
+        if isinstance(event, ev.DoneEvent) and not self.ended_with_newline:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _diagnostic(event: ev.Event) -> str | None:
+    if isinstance(event, ev.ToolCallEvent):
+        return f"[tool] {event.name} {json.dumps(event.input, ensure_ascii=False)}"
+    if isinstance(event, ev.ToolDeniedEvent):
+        return f"[denied] {event.name} ({event.reason})"
+    if isinstance(event, ev.ToolErrorEvent):
+        return f"[tool-error] {event.name}: {event.error}"
+    if isinstance(event, ev.NoticeEvent):
+        return f"[notice] {event.text}"
+    if isinstance(event, ev.CompactedEvent):
+        return f"[compacted] {event.before} messages pruned to {event.after}"
+    if isinstance(event, ev.ErrorEvent):
+        return f"[error] {event.error}"
+    return None
+
+
+class JsonPrinter:
+    """``--json``: one event object per line, flushed as it happens."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TurnStartEvent):
+            return
+        self.out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+async def run_turn(session: Any, prompt: str, printer: Any) -> int:
+    """Run one turn, print every event, and return the exit code."""
+    code = EXIT_PROVIDER
+    async for event in session.run(prompt):
+        printer(event)
+        if isinstance(event, ev.DoneEvent):
+            code = _REASON_CODES.get(event.reason, EXIT_PROVIDER)
+    return code
+
+
+def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None,
+        err: TextIO | None = None) -> int:
+    """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    printer = JsonPrinter(out) if json_mode else TextPrinter(out, err)
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, task.cancel)
+            except (NotImplementedError, RuntimeError):  # not the main thread / platform
+                pass
+        try:
+            return await run_turn(session, prompt, printer)
+        except asyncio.CancelledError:
+            printer(ev.DoneEvent("interrupted", steps=0))
+            return EXIT_INTERRUPTED
+
+    return asyncio.run(main())

@@ -1,0 +1,202 @@
+"""The typed facade over the plugin hooks: the only place the core calls ``pm.hook``.
+
+Collect-all hooks are called one implementation at a time, in plugin-name order, so results
+are deterministic, the core knows which plugin contributed what, and one plugin raising is
+isolated (logged and reported) instead of breaking the others.  Guards are the exception to
+"isolated": a guard that raises denies the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pluggy
+
+from agent.commands import CommandRegistry, SlashCommand
+from agent.options import OptionRegistry
+from agent.prompt import Fragment
+from agent.providers import ProviderRequest, ProviderSettings, ProviderSpec
+from agent.tools import Effects, Tool, ToolCall, ToolResult
+from agent.verdict import Verdict
+
+log = logging.getLogger("agent.hooks")
+
+
+class Hooks:
+    """Typed calls into the plugins registered in ``pm``."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        #: problems worth showing the user (a plugin raising in a hook, a name clash)
+        self.problems: list[str] = []
+
+    # ---- plumbing ---------------------------------------------------------------------------
+
+    def _impls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any], tuple[str, ...]]]:
+        caller = getattr(self.pm.hook, hook_name)
+        impls = [i for i in caller.get_hookimpls() if not i.hookwrapper and not i.wrapper]
+        for impl in sorted(impls, key=lambda i: i.plugin_name):
+            yield impl.plugin_name, impl.function, tuple(impl.argnames)
+
+    def _each(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """Call every implementation separately; yield (plugin, result); isolate errors."""
+        for plugin, fn, argnames in self._impls(hook_name):
+            try:
+                result = fn(**{k: kwargs[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, hook_name, exc)
+                continue
+            yield plugin, result
+
+    def _problem(self, plugin: str, hook_name: str, exc: BaseException) -> None:
+        msg = f"plugin {plugin}: {hook_name} failed: {type(exc).__name__}: {exc}"
+        log.warning(msg, exc_info=exc)
+        self.problems.append(msg)
+
+    # ---- configuration ----------------------------------------------------------------------
+
+    def addoption(self, options: OptionRegistry) -> None:
+        """Collect declared options (historic: plugins registered later are called too)."""
+        def add_for(plugin: str) -> Callable[..., None]:
+            return lambda option: options.add(_tag(option, plugin))
+
+        for plugin, fn, _ in self._impls("agent_addoption"):
+            proxy = type("Options", (), {"add": staticmethod(add_for(plugin))})()
+            try:
+                fn(options=proxy)
+            except Exception as exc:
+                self._problem(plugin, "agent_addoption", exc)
+
+    def configure(self, config: Any) -> None:
+        """Run ``agent_configure``.  ``ConfigError`` propagates (it stops startup)."""
+        from agent.config import ConfigError
+
+        for plugin, fn, argnames in self._impls("agent_configure"):
+            try:
+                fn(**{k: {"config": config}[k] for k in argnames})
+            except ConfigError:
+                raise
+            except Exception as exc:
+                self._problem(plugin, "agent_configure", exc)
+
+    def unconfigure(self, config: Any) -> None:
+        for plugin, fn, argnames in reversed(list(self._impls("agent_unconfigure"))):
+            try:
+                fn(**{k: {"config": config}[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_unconfigure", exc)
+
+    # ---- contributions ----------------------------------------------------------------------
+
+    def tools(self, config: Any) -> dict[str, Tool]:
+        """Every registered tool by name; the tool's ``plugin`` attribute names its source."""
+        tools: dict[str, Tool] = {}
+        for plugin, fn, argnames in self._impls("agent_register_tools"):
+            def register(tool: Tool, _plugin: str = plugin) -> None:
+                if tool.name in tools:
+                    self.problems.append(
+                        f"plugin {_plugin}: tool {tool.name} already registered by "
+                        f"{getattr(tools[tool.name], 'plugin', '?')}; ignored")
+                    return
+                tool.plugin = _plugin
+                tools[tool.name] = tool
+            try:
+                fn(**{k: {"register": register, "config": config}[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_register_tools", exc)
+        return tools
+
+    def providers(self, config: Any) -> dict[str, ProviderSpec]:
+        specs: dict[str, ProviderSpec] = {}
+        for plugin, fn, argnames in self._impls("agent_register_providers"):
+            def register(spec: ProviderSpec) -> None:
+                specs.setdefault(spec.name, spec)
+            try:
+                fn(**{k: {"register": register, "config": config}[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_register_providers", exc)
+        return specs
+
+    def select_provider(self, config: Any, providers: dict[str, ProviderSpec],
+                        settings: ProviderSettings) -> Any:
+        """The provider for this session (wrappers such as ``fallback`` included)."""
+        return self.pm.hook.agent_select_provider(config=config, providers=providers,
+                                                  settings=settings)
+
+    def commands(self, config: Any) -> CommandRegistry:
+        registry = CommandRegistry()
+        for plugin, fn, argnames in self._impls("agent_register_commands"):
+            def register(cmd: SlashCommand, _plugin: str = plugin) -> None:
+                cmd.plugin = cmd.plugin or _plugin
+                registry.register(cmd)
+            try:
+                fn(**{k: {"register": register, "config": config}[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_register_commands", exc)
+        return registry
+
+    def register_keys(self, keymap: Any) -> None:
+        for _ in self._each("agent_register_keys", keymap=keymap):
+            pass
+
+    # ---- per step / per call ----------------------------------------------------------------
+
+    def offered_tools(self, tools: list[Tool], session: Any) -> list[Tool]:
+        for _, result in self._each("agent_offered_tools", tools=tools, session=session):
+            if result is not None:
+                tools = list(result)
+        return tools
+
+    def prompt_fragments(self, session: Any) -> list[Fragment]:
+        out: list[Fragment] = []
+        for plugin, result in self._each("agent_prompt_fragments", session=session):
+            if result is None:
+                continue
+            items = [result] if isinstance(result, Fragment) else list(result)
+            out.extend(f for f in items if isinstance(f, Fragment))
+        return out
+
+    def prepare_request(self, request: ProviderRequest, session: Any) -> ProviderRequest:
+        for _, result in self._each("agent_prepare_request", request=request, session=session):
+            if result is not None:
+                request = result
+        return request
+
+    def guard(self, call: ToolCall, effects: Effects, session: Any) -> list[Verdict]:
+        """Every guard's verdict.  A guard that raises is a denial (fail closed)."""
+        verdicts: list[Verdict] = []
+        for plugin, fn, argnames in self._impls("agent_guard_tool_call"):
+            kwargs = {"call": call, "effects": effects, "session": session}
+            try:
+                verdict = fn(**{k: kwargs[k] for k in argnames})
+            except Exception as exc:
+                log.warning("guard %s raised", plugin, exc_info=exc)
+                verdicts.append(Verdict.deny(
+                    f"the {plugin} guard failed ({type(exc).__name__}: {exc}), so the call was "
+                    "refused to be safe", plugin))
+                continue
+            if isinstance(verdict, Verdict):
+                verdicts.append(Verdict(verdict.decision, verdict.reason,
+                                        verdict.source or plugin))
+        return verdicts
+
+    def tool_result(self, call: ToolCall, result: ToolResult, session: Any) -> ToolResult:
+        for _, out in self._each("agent_tool_result", call=call, result=result, session=session):
+            if isinstance(out, ToolResult):
+                result = out
+        return result
+
+    def event(self, event: Any, session: Any) -> None:
+        for _ in self._each("agent_event", event=event, session=session):
+            pass
+
+    def render_block(self, block: Any, width: int, theme: Any) -> Any:
+        return self.pm.hook.agent_render_block(block=block, width=width, theme=theme)
+
+
+def _tag(option: Any, plugin: str) -> Any:
+    from dataclasses import replace
+
+    return replace(option, plugin=plugin) if option.plugin == "core" else option

@@ -1,0 +1,269 @@
+"""Every hook a plugin can implement.  These docstrings are the plugin API reference.
+
+Hooks are synchronous (pluggy has no async).  Slow work lives on the objects hooks return:
+``Tool.run`` and ``Provider.stream`` are async.  The core calls hooks only through the typed
+facade in :mod:`agent.hooks`, which reduces collect-all results in a deterministic order
+(by plugin name, never by registration order) and isolates a plugin that raises.
+
+A plugin is a module (or object) with functions decorated by ``agent.hookimpl``::
+
+    from agent import hookimpl, Tool
+
+    @hookimpl
+    def agent_register_tools(register, config):
+        register(Tool(name="hello", description="Say hello", run=hello))
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("agent")
+
+
+@hookspec(historic=True)
+def agent_addoption(options):
+    """Declare config keys, with optional CLI flags and environment variables.
+
+    Called once per plugin right after it is registered (historic), before the config is
+    built.  Call ``options.add(Option(...))``; the key becomes readable as
+    ``config.get(key)`` with precedence file < env < flag, and appears in ``--help``.
+    Return value is ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_addoption(options):
+            options.add(Option("bell_on_ask", type="bool", default=False,
+                               help="ring the bell on approval prompts"))
+    """
+
+
+@hookspec
+def agent_configure(config):
+    """Validate settings and set up plugin state, once, after the config is complete.
+
+    ``config`` is the resolved :class:`agent.config.Config`.  Raise ``ConfigError`` with a
+    clear message to stop startup (exit code 2).  A stateful plugin may register an object
+    carrying more hooks with ``config.plugins.register(obj, name)``.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_configure(config):
+            if config.get("bell_on_ask") and not sys.stderr.isatty():
+                config.notices.append("bell: stderr is not a terminal")
+    """
+
+
+@hookspec
+def agent_unconfigure(config):
+    """Release plugin resources (processes, connections) when ``agent`` exits.
+
+    Called once, in reverse order of configuration; an error in one plugin does not stop the
+    others.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_unconfigure(config):
+            _server.close()
+    """
+
+
+@hookspec
+def agent_register_tools(register, config):
+    """Contribute tools the model may call.
+
+    Call ``register(tool)`` with an :class:`agent.tools.Tool` for each tool.  The core
+    records which plugin registered which tool; a duplicate name keeps the first plugin's
+    tool (in plugin-name order) and reports the clash.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_tools(register, config):
+            register(Tool(name="current_time", description="Now, ISO 8601",
+                          run=now, effects=lambda args: NO_EFFECTS))
+    """
+
+
+@hookspec
+def agent_register_providers(register, config):
+    """Contribute model providers.
+
+    Call ``register(spec)`` with an :class:`agent.providers.ProviderSpec`.  The spec's
+    ``create(settings)`` must not contact the network or import a heavy SDK until the first
+    request.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_providers(register, config):
+            register(ProviderSpec(name="echo", create=EchoProvider, keyless=True))
+    """
+
+
+@hookspec(firstresult=True)
+def agent_select_provider(config, providers, settings):
+    """Build the provider for this session (first non-None result wins).
+
+    ``providers`` maps names to registered specs; ``settings`` is the resolved
+    :class:`agent.providers.ProviderSettings` (provider name, model, URL, key).  The essential
+    ``core`` plugin answers with ``providers[settings.provider].create(settings)``.  Wrapper
+    implementations (``wrapper=True``) may wrap the result, as the ``fallback`` plugin does to
+    chain endpoints.  Return a :class:`agent.providers.Provider` or None.
+
+    Example::
+
+        @hookimpl(wrapper=True)
+        def agent_select_provider(config, providers, settings):
+            provider = yield
+            return LoggingProvider(provider)
+    """
+
+
+@hookspec
+def agent_offered_tools(tools, session):
+    """Narrow the tools offered for the next step.
+
+    ``tools`` is the list the previous plugins left (already filtered by tool sets).  Return a
+    new list to narrow it, or None to leave it.  Applied in plugin-name order, each seeing the
+    previous result.  A withheld tool is absent from the request and from the system prompt.
+
+    Example::
+
+        @hookimpl
+        def agent_offered_tools(tools, session):
+            if session.data.get("read_only"):
+                return [t for t in tools if t.read_only]
+    """
+
+
+@hookspec
+def agent_prepare_request(request, session):
+    """Adjust the outgoing model request (compaction, cache markers, extra params).
+
+    ``request`` is an :class:`agent.providers.ProviderRequest`.  Return a replacement request
+    or None to leave it; applied in plugin-name order, each seeing the previous result.  Must
+    keep provider invariants (every tool result has its call).  The session's own history is
+    never changed by this hook, only what is sent.
+
+    Example::
+
+        @hookimpl
+        def agent_prepare_request(request, session):
+            request.metadata["user"] = "ci"
+    """
+
+
+@hookspec
+def agent_guard_tool_call(call, effects, session):
+    """Decide on a tool call before it runs: return a :class:`agent.verdict.Verdict` or None.
+
+    ``call`` is the :class:`agent.tools.ToolCall`; ``effects`` what it would touch
+    (:class:`agent.tools.Effects`).  Guards look at effects, not tool names, so they cover tools
+    they have never heard of.  Any ``deny`` wins over everything, including ``--yolo`` and user
+    approval; ``ask`` forces a prompt.  A guard that raises denies the call (fail closed).  The
+    reason of a denial is given to the model, so say what to do instead.
+
+    Example::
+
+        @hookimpl
+        def agent_guard_tool_call(call, effects, session):
+            if any(p.endswith(".lock") for p in effects.writes):
+                return Verdict.deny("lockfiles are generated; run the package manager")
+    """
+
+
+@hookspec
+def agent_prompt_fragments(session):
+    """Contribute system prompt fragments; called before every model request.
+
+    Return a :class:`agent.prompt.Fragment`, a list of them, or None.  The core sorts all
+    fragments by ``(order, key)`` so the prompt is byte-stable; ``session.offered_tools`` tells
+    which tools this step offers (describe only those).
+
+    Example::
+
+        @hookimpl
+        def agent_prompt_fragments(session):
+            return Fragment("house-style", "Prefer small commits.", order=50)
+    """
+
+
+@hookspec
+def agent_register_commands(register, config):
+    """Contribute slash commands: ``register(SlashCommand(...))``.
+
+    Commands feed the ``/`` menu, ``/help`` and key bindings from one registry.  Return value
+    ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_commands(register, config):
+            register(SlashCommand("hello", "say hello", lambda app, args: app.info("hello")))
+    """
+
+
+@hookspec
+def agent_register_keys(keymap):
+    """Contribute default key bindings: ``keymap.bind("ctrl r", "toggle-reasoning")``.
+
+    Bindings map keys to named commands; user overrides from the config win.  Return value
+    ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_keys(keymap):
+            keymap.bind("f2", "tools", "show the tools panel")
+    """
+
+
+@hookspec(firstresult=True)
+def agent_render_block(block, width, theme):
+    """Render a transcript :class:`agent.blocks.Block` into an urwid widget (first result wins).
+
+    Return None to let another renderer (or the core's plain fallback) handle the block.  Must
+    be fast: streaming blocks are re-rendered at up to ~30 frames per second.
+
+    Example::
+
+        @hookimpl
+        def agent_render_block(block, width, theme):
+            if block.kind == "shout":
+                return urwid.Text(block.text.upper())
+    """
+
+
+@hookspec
+def agent_tool_result(call, result, session):
+    """Post-process a tool's result before the model sees it (redaction, annotation).
+
+    ``result`` is an :class:`agent.tools.ToolResult`.  Return a replacement or None; applied
+    in plugin-name order.  The core caps every result at 30,000 characters afterwards.
+
+    Example::
+
+        @hookimpl
+        def agent_tool_result(call, result, session):
+            return replace(result, output=result.output.replace(TOKEN, "[redacted]"))
+    """
+
+
+@hookspec
+def agent_event(event, session):
+    """Observe coarse events: turn start, each finished tool call, denials, compaction,
+    errors and turn end (:mod:`agent.events`).  Per-token deltas never pass through here.
+
+    Return value ignored; an exception is logged and does not stop other plugins.
+
+    Example::
+
+        @hookimpl
+        def agent_event(event, session):
+            if event.type == "done":
+                sys.stderr.write("\\a")
+    """

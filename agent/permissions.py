@@ -1,0 +1,173 @@
+"""Permission rules: per tool, ordered glob patterns over the call's subjects.
+
+Config ``[permission]`` maps a tool name (or a tool pattern such as ``mcp__*``) to either
+one decision or an ordered table ``pattern = decision``.  Patterns use ``*`` (any run of
+characters, ``/`` and newlines included) and ``?`` (one character); the last matching rule
+wins; a call with no matching rule is asked about.  Subjects come from the call's effects:
+every path it reads, writes or deletes, its command, its URLs.  With several subjects each is
+judged and the most restrictive decision stands, so one denied path denies the call.
+
+Without a config entry for a tool, the default policy applies: reads of likely secrets are
+denied, read-only calls are allowed, everything else is asked about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from agent.tools import Effects
+from agent.verdict import DECISIONS, Verdict, strongest
+
+#: Reads refused by default: environment files and private keys (``.env.example`` is fine).
+SECRET_READS: tuple[tuple[str, str], ...] = (
+    ("*", "allow"),
+    ("*.env", "deny"),
+    ("*.env.*", "deny"),
+    ("*.env.example", "allow"),
+    ("*.pem", "deny"),
+)
+
+
+@lru_cache(maxsize=1024)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """``*`` and ``?`` globs to an anchored regex; every other character is literal.
+
+    Built from literal pieces and ``.*``/``.`` only, so matching is linear: a pattern can
+    never hang the agent.
+    """
+    out = []
+    for ch in pattern:
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def matches(pattern: str, subject: str) -> bool:
+    return compile_pattern(pattern).fullmatch(subject) is not None
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One tool's ordered rules: ``((pattern, decision), ...)`` and the config key they came
+    from (the tool name, or a wildcard key like ``mcp__*``)."""
+
+    key: str
+    rules: tuple[tuple[str, str], ...]
+
+
+def parse_rules(raw: Any) -> dict[str, Rules]:
+    """Parse a ``[permission]`` table.  Invalid decisions are dropped (a typo never widens
+    access); an entry left with no valid rule is dropped, so the tool keeps its default."""
+    parsed: dict[str, Rules] = {}
+    if not isinstance(raw, dict):
+        return parsed
+    for tool_key, value in raw.items():
+        if isinstance(value, str):
+            rules = (("*", value),) if value in DECISIONS else ()
+        elif isinstance(value, dict):
+            rules = tuple((str(p), d) for p, d in value.items() if d in DECISIONS)
+        else:
+            rules = ()
+        if rules:
+            parsed[str(tool_key)] = Rules(str(tool_key), rules)
+    return parsed
+
+
+def rules_for(tool_name: str, table: dict[str, Rules]) -> Rules | None:
+    """The exact entry for the tool, else the first wildcard key matching its name."""
+    if tool_name in table:
+        return table[tool_name]
+    for key, rules in table.items():
+        if "*" in key or "?" in key:
+            if matches(key, tool_name):
+                return rules
+    return None
+
+
+def judge(rules: Rules, subjects: tuple[str, ...], tool_name: str, *,
+          unmatched: bool = True) -> Verdict | None:
+    """Apply ``rules`` to every subject; the most restrictive per-subject result wins.
+
+    A subject no rule matches is asked about, or skipped when ``unmatched`` is False (project
+    rules, which only ever add restrictions).
+    """
+    verdicts: list[Verdict] = []
+    for subject in subjects or (None,):
+        hit: tuple[str, str] | None = None
+        for pattern, decision in rules.rules:
+            if pattern == "*" or (subject is not None and matches(pattern, subject)):
+                hit = (pattern, decision)
+        if hit is None:
+            if not unmatched:
+                continue
+            verdicts.append(Verdict.ask(f"no rule for {tool_name} matches {subject!r}",
+                                        f"rules for {rules.key}"))
+            continue
+        pattern, decision = hit
+        source = f'{rules.key}: "{pattern}"'
+        if decision == "deny":
+            reason = (f'Refused by the permission rule {source} = deny.' if pattern != "*"
+                      else f"Refused by the permission rules: {tool_name} is denied.")
+        else:
+            reason = f"{decision} by the rule {source}"
+        verdicts.append(Verdict(decision, reason, source))  # type: ignore[arg-type]
+    return strongest(verdicts)
+
+
+def default_verdict(tool_name: str, effects: Effects) -> Verdict:
+    """The policy for a tool with no configured rules."""
+    if effects.reads:
+        secret = judge(Rules("default", SECRET_READS), effects.reads, tool_name)
+        if secret is not None and secret.decision == "deny":
+            pattern = secret.source.split('"')[1] if '"' in secret.source else "*"
+            return Verdict.deny(
+                f'Refused by the default permission rule {tool_name}: "{pattern}" = deny '
+                "(the file may hold secrets). Ask the user for the values you need.",
+                f'default: "{pattern}"')
+    if effects.read_only:
+        return Verdict.allow("read-only call", "default")
+    return Verdict.ask(f"{tool_name} may change files, run commands or reach the network",
+                       "default")
+
+
+def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
+           project_rules: dict[str, Rules] | None = None) -> Verdict:
+    """The rules' verdict for one call: user config (or the default policy), tightened by the
+    project's ``.agent/config.toml`` rules, which may only deny or ask."""
+    subjects = effects.subjects()
+    own = rules_for(tool_name, user_rules)
+    verdict = (judge(own, subjects, tool_name) if own else None) or default_verdict(
+        tool_name, effects)
+    project = rules_for(tool_name, project_rules or {})
+    tightened = judge(project, subjects, tool_name, unmatched=False) if project else None
+    if tightened is not None and tightened.decision != "allow":
+        marked = Verdict(tightened.decision,
+                         tightened.reason.replace("permission rule", "project rule"),
+                         "project " + tightened.source)
+        verdict = strongest([verdict, marked]) or verdict
+    return verdict
+
+
+def strip_allows(table: dict[str, Rules]) -> dict[str, Rules]:
+    """Project rules may only tighten: drop every ``allow`` from them."""
+    out: dict[str, Rules] = {}
+    for key, rules in table.items():
+        kept = tuple(r for r in rules.rules if r[1] != "allow")
+        if kept:
+            out[key] = Rules(key, kept)
+    return out
+
+
+def grant_pattern(tool_name: str, effects: Effects) -> str:
+    """What "always" grants: for a command, its first word and anything after; else the tool."""
+    if effects.command:
+        first = effects.command.strip().split()[0] if effects.command.strip() else ""
+        return f"{first} *" if first else "*"
+    return "*"

@@ -1,0 +1,155 @@
+"""Finding, blocking and loading plugins from the ``agent.plugins`` entry point group.
+
+Builtins and third-party plugins load by the same path.  A plugin named in
+``plugins.disabled`` (config), ``--disable NAME`` or ``AGENT_DISABLE_PLUGINS`` is never
+imported.  A plugin that fails to import or register is reported and skipped; it never stops
+``agent``.  Essential plugins refuse to be disabled.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pluggy
+
+from agent import hookspecs
+
+ENTRY_POINT_GROUP = "agent.plugins"
+
+#: Plugins the core cannot work without (base prompt, default provider selection).
+ESSENTIAL = frozenset({"core"})
+
+#: Builtins that stay off unless named in ``plugins.enabled``.
+OPT_IN = frozenset({"bell", "format"})
+
+log = logging.getLogger("agent.plugins")
+
+
+@dataclass
+class PluginStatus:
+    """How one plugin fared: ``state`` is ``enabled``, ``essential``, ``disabled``,
+    ``opt-in`` (available, not enabled), or ``failed`` (with ``error``)."""
+
+    name: str
+    state: str
+    module: str = ""
+    distribution: str = ""
+    error: str = ""
+    description: str = ""
+
+
+def entry_points() -> list[importlib.metadata.EntryPoint]:
+    """Every entry point in the group, sorted by name (first of duplicate names wins)."""
+    seen: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        seen.setdefault(ep.name, ep)
+    return [seen[name] for name in sorted(seen)]
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else ""
+
+
+def new_manager() -> pluggy.PluginManager:
+    """A fresh plugin manager with the hookspecs, nothing registered (tests build their own)."""
+    pm = pluggy.PluginManager("agent")
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+class PluginHost:
+    """The loaded plugin manager plus a status record for every plugin it knows of."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.status: dict[str, PluginStatus] = {}
+
+    def register(self, plugin: object, name: str, *, state: str = "enabled") -> bool:
+        """Register ``plugin`` under ``name``; a failure is recorded, never raised."""
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:  # a broken plugin is skipped, never fatal
+            self.status[name] = PluginStatus(name, "failed", error=_describe(exc))
+            log.warning("plugin %s failed to register: %s", name, exc)
+            return False
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        doc = (getattr(plugin, "__doc__", "") or "").strip().splitlines()
+        self.status[name] = PluginStatus(name, state, module=module,
+                                         description=doc[0] if doc else "")
+        return True
+
+    def enabled_names(self) -> list[str]:
+        return sorted(n for n, s in self.status.items() if s.state in ("enabled", "essential"))
+
+    def failures(self) -> list[PluginStatus]:
+        return [s for s in self.status.values() if s.state == "failed"]
+
+
+def load(
+    *,
+    disabled: Iterable[str] = (),
+    enabled: Iterable[str] = (),
+    only_essential: bool = False,
+    extra: Iterable[tuple[str, object]] = (),
+) -> PluginHost:
+    """Load every plugin of the entry point group, honouring blocks before import.
+
+    ``disabled`` names are never imported (essential ones excepted); ``enabled`` switches on
+    opt-in builtins; ``only_essential`` (``--no-plugins``) keeps only the essential plugins
+    and those named in ``enabled``.
+    ``extra`` registers in-process plugin objects (used by tests and embedders).
+    """
+    disabled_set = set(disabled)
+    enabled_set = set(enabled)
+    host = PluginHost(new_manager())
+    for ep in entry_points():
+        name = ep.name
+        essential = name in ESSENTIAL
+        dist = _distribution(ep)
+        if not essential and (name in disabled_set or (only_essential and name not in enabled_set)):
+            host.status[name] = PluginStatus(name, "disabled", module=ep.value, distribution=dist)
+            host.pm.set_blocked(name)
+            continue
+        if name in OPT_IN and name not in enabled_set:
+            host.status[name] = PluginStatus(name, "opt-in", module=ep.value, distribution=dist)
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:
+            host.status[name] = PluginStatus(name, "failed", module=ep.value, distribution=dist,
+                                             error=_describe(exc))
+            log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
+            continue
+        if host.register(plugin, name, state="essential" if essential else "enabled"):
+            host.status[name].distribution = dist
+            host.status[name].module = ep.value
+    for name, plugin in extra:
+        host.register(plugin, name)
+    _drop_unknown_hooks(host)
+    return host
+
+
+def _drop_unknown_hooks(host: PluginHost) -> None:
+    """``check_pending`` with recovery: a plugin implementing a misspelled hook is reported
+    as failed and unregistered, and the rest carry on."""
+    while True:
+        try:
+            host.pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            bad = getattr(exc, "plugin", None)
+            bad_name = host.pm.get_name(bad) if bad is not None else None
+            if not bad_name:
+                raise
+            host.pm.unregister(bad)
+            host.status[bad_name] = PluginStatus(bad_name, "failed", error=_describe(exc))
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

@@ -1,0 +1,138 @@
+"""Building a run: config file → plugins → options → config → tools and provider.
+
+Shared by the full-screen UI, headless mode, subcommands and tests, so every front end starts
+the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent import config as cfg
+from agent import plugins
+from agent.hooks import Hooks
+from agent.options import OptionRegistry
+from agent.providers import ProviderSettings, ProviderSpec
+
+
+class StartupError(Exception):
+    """A problem that stops startup, with its exit code (2 = usage or config)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Boot:
+    """Everything loaded before a session can start."""
+
+    config: cfg.Config
+    host: plugins.PluginHost
+    hooks: Hooks
+    options: OptionRegistry
+
+
+def blocked_plugins(file_data: Mapping[str, Any], env: Mapping[str, str],
+                    flag_disabled: Iterable[str]) -> set[str]:
+    """Plugins to block before import: config ``plugins.disabled`` + env + ``--disable``."""
+    names: set[str] = set()
+    section = file_data.get("plugins", {})
+    if isinstance(section, dict) and isinstance(section.get("disabled"), list):
+        names.update(str(n) for n in section["disabled"])
+    names.update(n.strip() for n in env.get("AGENT_DISABLE_PLUGINS", "").split(",") if n.strip())
+    names.update(flag_disabled)
+    return names
+
+
+def enabled_plugins(file_data: Mapping[str, Any], flag_enabled: Iterable[str]) -> set[str]:
+    names = set(flag_enabled)
+    section = file_data.get("plugins", {})
+    if isinstance(section, dict) and isinstance(section.get("enabled"), list):
+        names.update(str(n) for n in section["enabled"])
+    return names
+
+
+def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str] = (),
+                 enable: Iterable[str] = (), no_plugins: bool = False,
+                 extra: Iterable[tuple[str, object]] = ()) -> tuple[
+                     cfg.Paths, dict[str, Any], plugins.PluginHost, Hooks, OptionRegistry]:
+    """Read the config file and load plugins; raises :class:`StartupError` on a bad file."""
+    env = os.environ if env is None else env
+    paths = cfg.Paths.resolve(env)
+    try:
+        file_data = cfg.read_toml(paths.config_file)
+    except cfg.ConfigError as exc:
+        raise StartupError(str(exc)) from None
+    host = plugins.load(disabled=blocked_plugins(file_data, env, disable),
+                        enabled=enabled_plugins(file_data, enable),
+                        only_essential=no_plugins, extra=extra)
+    hooks = Hooks(host.pm)
+    options = OptionRegistry()
+    for option in cfg.CORE_OPTIONS:
+        options.add(option)
+    hooks.addoption(options)
+    return paths, file_data, host, hooks, options
+
+
+def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.PluginHost,
+                  hooks: Hooks, options: OptionRegistry, flag_values: Mapping[str, Any], *,
+                  env: Mapping[str, str] | None = None, workspace: Path | None = None,
+                  headless: bool = False, extra: Mapping[str, Any] | None = None) -> Boot:
+    """Validate every config layer, read the project config, run ``agent_configure``."""
+    try:
+        config = cfg.build(paths, options, file_data, flag_values, env, workspace)
+        project_file = config.workspace / ".agent" / "config.toml"
+        project = cfg.read_toml(project_file)
+    except cfg.ConfigError as exc:
+        raise StartupError(str(exc)) from None
+    config.headless = headless
+    config.plugins = host
+    config.extra.update(extra or {})
+    # A project may tighten permissions, never loosen them (see agent.permissions).
+    config.extra["project_permission"] = project.get("permission", {})
+    config.extra["project_config"] = project
+    try:
+        hooks.configure(config)
+    except cfg.ConfigError as exc:
+        raise StartupError(str(exc)) from None
+    return Boot(config, host, hooks, options)
+
+
+def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
+                      env: Mapping[str, str] | None = None, *, require_key: bool = True
+                      ) -> ProviderSettings:
+    """Resolve provider, model, URL and key.  Key order: ``AGENT_API_KEY`` > config
+    ``api_key`` > the provider's standard variable (``OPENAI_API_KEY``...)."""
+    env = os.environ if env is None else env
+    name = config.get("provider")
+    if not name:
+        # No choice made: the first provider whose standard key is present, else anthropic.
+        name = next((n for n in ("anthropic", "openai") if n in specs and specs[n].env_key
+                     and env.get(specs[n].env_key or "")), "anthropic")
+    spec = specs.get(name)
+    if spec is None:
+        available = ", ".join(sorted(specs)) or "none (are the provider plugins disabled?)"
+        raise StartupError(f'unknown provider "{name}". Available: {available}')
+    key = config.get("api_key") or (env.get(spec.env_key) if spec.env_key else None)
+    if not key and spec.keyless:
+        key = "not-needed"
+    if not key and require_key:
+        where = f"set {spec.env_key} or AGENT_API_KEY" if spec.env_key else "set AGENT_API_KEY"
+        raise StartupError(
+            f'no API key for provider "{name}": {where}, or add api_key to '
+            f"{config.config_file}")
+    return ProviderSettings(
+        provider=name,
+        model=config.get("model") or spec.default_model or "",
+        base_url=config.get("base_url") or None,
+        api_key=key,
+        max_retries=int(config.get("max_retries")),
+        timeout=float(config.get("request_timeout")),
+        retry_after_cap=float(config.get("retry_after_cap")),
+        options={o.key: config.get(o.key) for o in config.options},
+    )

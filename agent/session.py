@@ -1,0 +1,364 @@
+"""The agent loop: one turn is one async generator of :mod:`agent.events`.
+
+``Session.run(prompt)`` appends the prompt, then per step: re-assembles the system prompt from
+fragments (so state changed by one step is visible in the next), lets plugins prepare the
+request, streams the provider's answer, and runs every tool call the model made through the
+gate.  It ends when the model answers without calling a tool, when the step cap is reached, on
+a provider error, or when the consumer cancels it (esc).  History is always left valid: every
+tool call gets a result, interrupted ones included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import events as ev
+from agent.gate import Approver, Gate
+from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from agent.prompt import assemble
+from agent.providers import (
+    ProviderError, ProviderNotice, ProviderRequest, ReasoningDelta, StepFinished, TextDelta,
+    ToolCallStarted, Usage,
+)
+from agent.tools import Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult, cap_output
+from agent.validate import check_arguments, parse_arguments
+
+log = logging.getLogger("agent.session")
+
+INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
+TURN_ABORTED = "The turn was interrupted before this call finished; its effects are unknown."
+
+
+def new_session_id() -> str:
+    """A time-sortable id (UUIDv7 layout: 48-bit milliseconds, then random bits)."""
+    ms = int(time.time() * 1000)
+    rand = uuid.uuid4().int & ((1 << 74) - 1)
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+@dataclass
+class Runtime:
+    """What sessions share: config, hooks, tools, the provider, the approver."""
+
+    config: Any
+    hooks: Any
+    tools: dict[str, Tool]
+    provider: Any
+    approver: Approver | None = None
+    model: str = ""
+
+    @property
+    def workspace(self) -> Path:
+        return self.config.workspace
+
+
+@dataclass
+class TurnUsage:
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+
+
+class Session:
+    """A conversation with the model and the tools, one turn at a time."""
+
+    def __init__(self, runtime: Runtime, *, session_id: str | None = None,
+                 messages: list[Message] | None = None, origin: str = "model",
+                 max_steps: int | None = None, thinking: str | None = None,
+                 tools: dict[str, Tool] | None = None, gate: Gate | None = None) -> None:
+        self.runtime = runtime
+        self.config = runtime.config
+        self.hooks = runtime.hooks
+        self.id = session_id or new_session_id()
+        self.messages: list[Message] = list(messages or [])
+        self.origin = origin
+        self.model = runtime.model or self.config.get("model") or ""
+        self.thinking = thinking or self.config.get("thinking") or "medium"
+        self.max_steps = max_steps or int(self.config.get("max_steps") or 50)
+        self.tools = tools if tools is not None else runtime.tools
+        self.gate = gate or Gate(self.hooks, self.config, runtime.approver,
+                                 yolo=bool(self.config.get("yolo")))
+        self.data: dict[str, Any] = {}  # per-plugin state, keyed by plugin name
+        self.usage = Usage()
+        self.offered_tools: list[Tool] = []
+        self.busy = False
+        self._running: dict[str, asyncio.Task[Any]] = {}
+        self._results: dict[str, ToolResultPart] = {}
+        self._interrupted: set[str] = set()
+
+    @property
+    def workspace(self) -> Path:
+        return self.config.workspace
+
+    # ---- what the model sees ------------------------------------------------------------------
+
+    def tools_for_step(self) -> list[Tool]:
+        """Registered tools narrowed by tool sets, then by plugins (variants, headless...)."""
+        sets = set(self.config.get("tool_sets") or []) | {"core"}
+        tools = [t for t in self.tools.values() if t.tool_set is None or t.tool_set in sets]
+        tools.sort(key=lambda t: t.name)
+        return self.hooks.offered_tools(tools, self)
+
+    def system_prompt(self) -> str:
+        return assemble(self.hooks.prompt_fragments(self))
+
+    def build_request(self) -> ProviderRequest:
+        self.offered_tools = self.tools_for_step()
+        request = ProviderRequest(
+            model=self.model,
+            system=self.system_prompt(),
+            messages=list(self.messages),
+            tools=[t.spec() for t in self.offered_tools],
+            thinking=self.thinking,
+            max_tokens=int(self.config.get("max_tokens") or 16000),
+            metadata={"session": self.id},
+        )
+        return self.hooks.prepare_request(request, self)
+
+    # ---- interrupting ----------------------------------------------------------------------
+
+    def running_calls(self) -> list[str]:
+        return list(self._running)
+
+    def interrupt_tools(self) -> list[str]:
+        """Stop every running tool call (ctrl-c); the turn itself goes on."""
+        ids = list(self._running)
+        for call_id, task in list(self._running.items()):
+            self._interrupted.add(call_id)
+            task.cancel()
+        return ids
+
+    # ---- the turn ---------------------------------------------------------------------------
+
+    async def run(self, prompt: str | Message) -> AsyncIterator[ev.Event]:
+        """Run one turn for ``prompt``; yields events and ends with a ``done`` event."""
+        message = prompt if isinstance(prompt, Message) else Message.user(prompt)
+        self.messages.append(message)
+        self.gate.new_turn()
+        self.busy = True
+        turn = TurnUsage()
+        self._emit_coarse(ev.TurnStartEvent(message.text))
+        try:
+            while True:
+                if turn.steps >= self.max_steps:
+                    notice = ev.NoticeEvent(
+                        f"stopped after {self.max_steps} steps (the step cap); "
+                        "send another prompt to continue")
+                    yield notice
+                    yield self._done("max_steps", turn)
+                    return
+                turn.steps += 1
+                finished: StepFinished | None = None
+                partial: list[str] = []
+                try:
+                    request = self.build_request()
+                    async for item in self.runtime.provider.stream(request):
+                        if isinstance(item, TextDelta):
+                            partial.append(item.text)
+                            yield ev.TextEvent(item.text)
+                        elif isinstance(item, ReasoningDelta):
+                            yield ev.ReasoningEvent(item.text)
+                        elif isinstance(item, ToolCallStarted):
+                            yield ev.ToolStartEvent(item.id, item.name)
+                        elif isinstance(item, ProviderNotice):
+                            yield ev.NoticeEvent(item.text)
+                        elif isinstance(item, StepFinished):
+                            finished = item
+                except ProviderError as exc:
+                    self._keep_partial(partial)
+                    error = ev.ErrorEvent(exc.message, "provider", exc.status)
+                    self._emit_coarse(error)
+                    yield error
+                    yield self._done("error", turn)
+                    return
+                except asyncio.CancelledError:
+                    self._keep_partial(partial)
+                    raise
+                if finished is None:
+                    self._keep_partial(partial)
+                    error = ev.ErrorEvent("the provider's stream ended before the step finished",
+                                          "provider")
+                    yield error
+                    yield self._done("error", turn)
+                    return
+                self.messages.append(finished.message)
+                turn.usage.add(finished.usage)
+                self.usage.add(finished.usage)
+                calls = finished.message.tool_calls
+                if not calls:
+                    yield self._done("end", turn)
+                    return
+                async for item in self._run_calls(calls):
+                    yield item
+        finally:
+            self.busy = False
+            self._close_open_calls()
+
+    # ---- tool calls -------------------------------------------------------------------------
+
+    async def _run_calls(self, calls: list[ToolCallPart]) -> AsyncIterator[ev.Event]:
+        """Gate every call in order, then run the approved ones; answer all of them."""
+        results: dict[str, ToolResultPart] = {}
+        self._results = results  # so an aborted turn keeps the answers it already has
+        approved: list[tuple[ToolCall, Tool, dict[str, Any], Effects]] = []
+        offered = {t.name: t for t in self.offered_tools}
+        for part in calls:
+            call = ToolCall(part.id, part.name, part.arguments, part.raw_arguments, self.origin)
+            yield ev.ToolCallEvent(part.id, part.name, part.arguments, self.origin)
+            try:
+                tool, args, effects = self._prepare(part, offered)
+            except ToolError as exc:
+                results[part.id] = ToolResultPart(part.id, part.name, str(exc), True)
+                error = ev.ToolErrorEvent(part.id, part.name, str(exc))
+                self._emit_coarse(error)
+                yield error
+                continue
+            call.arguments = args
+            decision = await self.gate.decide(call, tool, effects, self)
+            if not decision.allowed:
+                results[part.id] = ToolResultPart(part.id, part.name, decision.message, True)
+                denied = ev.ToolDeniedEvent(part.id, part.name, decision.message, decision.by)
+                self._emit_coarse(denied)
+                yield denied
+                continue
+            approved.append((call, tool, args, effects))
+
+        for batch in _batches(approved):
+            async for item in self._execute_batch(batch, results):
+                yield item
+        self.messages.append(Message("tool", [results[p.id] for p in calls]))
+
+    def _prepare(self, part: ToolCallPart,
+                 offered: dict[str, Tool]) -> tuple[Tool, dict[str, Any], Effects]:
+        tool = offered.get(part.name)
+        if tool is None:
+            names = ", ".join(sorted(offered)) or "none"
+            raise ToolError(f"Unknown tool: {part.name}. Tools available now: {names}.")
+        if "__invalid_json__" in part.arguments or (not part.arguments and part.raw_arguments
+                                                     and part.raw_arguments.strip() != "{}"):
+            args = parse_arguments(part.name, part.arguments.get("__invalid_json__",
+                                                                 part.raw_arguments))
+        else:
+            args = dict(part.arguments)
+        check_arguments(tool, args)
+        try:
+            effects = tool.effects(args)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolError(f"{part.name} could not work out what this call would do: {exc}")
+        return tool, args, effects
+
+    async def _execute_batch(self, batch: list[tuple[ToolCall, Tool, dict[str, Any], Effects]],
+                             results: dict[str, ToolResultPart]) -> AsyncIterator[ev.Event]:
+        """Run a batch concurrently, streaming their output events as they come."""
+        queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
+        tasks: list[asyncio.Task[None]] = []
+        for call, tool, args, _effects in batch:
+            task = asyncio.create_task(self._execute(call, tool, args, queue, results))
+            self._running[call.id] = task
+            tasks.append(task)
+        pending = len(tasks)
+        try:
+            while pending:
+                item = await queue.get()
+                if item is None:
+                    pending -= 1
+                    continue
+                yield item
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for call, *_ in batch:
+                self._running.pop(call.id, None)
+                self._interrupted.discard(call.id)
+
+    async def _execute(self, call: ToolCall, tool: Tool, args: dict[str, Any],
+                       queue: asyncio.Queue[ev.Event | None],
+                       results: dict[str, ToolResultPart]) -> None:
+        def emit(chunk: str) -> None:
+            if chunk:
+                queue.put_nowait(ev.ToolOutputEvent(call.id, chunk))
+
+        ctx = ToolContext(workspace=self.workspace, state_dir=self.config.state_dir, call=call,
+                          config=self.config, session=self, emit_output=emit)
+        try:
+            try:
+                out = await tool.run(args, ctx)
+                result = out if isinstance(out, ToolResult) else ToolResult(str(out))
+            except ToolError as exc:
+                result = ToolResult(str(exc), is_error=True)
+            except asyncio.CancelledError:
+                if call.id not in self._interrupted:
+                    results[call.id] = ToolResultPart(call.id, call.name, TURN_ABORTED, True)
+                    raise
+                result = ToolResult(INTERRUPTED, is_error=True)
+            except Exception as exc:  # a broken tool fails its call, never the turn
+                log.exception("tool %s raised", call.name)
+                result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}",
+                                    is_error=True)
+            result = self.hooks.tool_result(call, result, self)
+            output = cap_output(result.output)
+            results[call.id] = ToolResultPart(call.id, call.name, output, result.is_error)
+            if result.is_error:
+                event: ev.Event = ev.ToolErrorEvent(call.id, call.name, output)
+            else:
+                event = ev.ToolResultEvent(call.id, call.name, output, result.summary,
+                                           result.display)
+            self._emit_coarse(event)
+            queue.put_nowait(event)
+        finally:
+            queue.put_nowait(None)
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+
+    def _keep_partial(self, partial: list[str]) -> None:
+        """Keep an answer cut short (error, esc) in the history, as the user saw it."""
+        text = "".join(partial)
+        if text:
+            self.messages.append(Message("assistant", [TextPart(text)]))
+
+    def _close_open_calls(self) -> None:
+        """Give every unanswered tool call a result so the history stays valid."""
+        if not self.messages:
+            return
+        last = self.messages[-1]
+        if last.role != "assistant" or not last.tool_calls:
+            return
+        done = self._results
+        self.messages.append(Message("tool", [
+            done.get(c.id) or ToolResultPart(c.id, c.name, TURN_ABORTED, True)
+            for c in last.tool_calls]))
+
+    def _done(self, reason: str, turn: TurnUsage) -> ev.DoneEvent:
+        done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
+                            turn.usage.cached_tokens, None, turn.steps)
+        self._emit_coarse(done)
+        return done
+
+    def _emit_coarse(self, event: ev.Event) -> None:
+        self.hooks.event(event, self)
+
+
+def _batches(approved: list[tuple[ToolCall, Tool, dict[str, Any], Effects]]
+             ) -> list[list[tuple[ToolCall, Tool, dict[str, Any], Effects]]]:
+    """Consecutive calls that only read run together; anything that may change state runs
+    alone, in the order the model asked."""
+    batches: list[list[tuple[ToolCall, Tool, dict[str, Any], Effects]]] = []
+    for item in approved:
+        parallel = not item[3].mutating
+        if parallel and batches and all(not b[3].mutating for b in batches[-1]):
+            batches[-1].append(item)
+        else:
+            batches.append([item])
+    return batches

@@ -1,0 +1,79 @@
+"""Helpers for testing plugins: a real plugin host, tool contexts, and gate decisions.
+
+Nothing here mocks the core: it builds the same objects ``agent`` builds at startup, from the
+installed entry points (optionally narrowed) plus the plugin objects a test passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agent import plugins as plugin_loading
+from agent.config import CORE_OPTIONS, Config, Paths, build
+from agent.gate import Approver, Gate, GateDecision
+from agent.hooks import Hooks
+from agent.options import OptionRegistry
+from agent.tools import Tool, ToolCall, ToolContext, ToolResult
+
+
+def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = None,
+              extra: Iterable[tuple[str, object]] = (), file_data: Mapping[str, Any] | None = None,
+              flags: Mapping[str, Any] | None = None, headless: bool = False
+              ) -> tuple[Config, Hooks]:
+    """A configured plugin host.  ``builtins`` narrows the installed plugins to those names
+    (None keeps all); ``extra`` adds plugin objects; ``home`` plays ``AGENT_HOME``."""
+    disabled: set[str] = set()
+    if builtins is not None:
+        keep = set(builtins) | plugin_loading.ESSENTIAL
+        disabled = {ep.name for ep in plugin_loading.entry_points()} - keep
+    host = plugin_loading.load(disabled=disabled, enabled=set(builtins or ()), extra=extra)
+    hooks = Hooks(host.pm)
+    options = OptionRegistry()
+    for option in CORE_OPTIONS:
+        options.add(option)
+    hooks.addoption(options)
+    paths = Paths(config_dir=home, state_dir=home / "state", home=home)
+    config = build(paths, options, dict(file_data or {}), dict(flags or {}), env={},
+                   workspace=workspace)
+    config.headless = headless
+    config.plugins = host
+    hooks.configure(config)
+    return config, hooks
+
+
+def tool_context(config: Config, tool_name: str, args: dict[str, Any] | None = None, *,
+                 session: Any = None, call_id: str = "call_test",
+                 output: list[str] | None = None) -> ToolContext:
+    """A :class:`ToolContext` like the session builds for one call."""
+    call = ToolCall(call_id, tool_name, dict(args or {}))
+    sink = output if output is not None else []
+    return ToolContext(workspace=config.workspace, state_dir=config.state_dir, call=call,
+                       config=config, session=session, emit_output=sink.append)
+
+
+async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *, session: Any = None,
+                   output: list[str] | None = None) -> ToolResult:
+    """Validate ``args`` and run ``tool`` as the session would (errors become results)."""
+    from agent.tools import ToolError, cap_output
+    from agent.validate import check_arguments
+
+    try:
+        check_arguments(tool, args)
+        out = await tool.run(args, tool_context(config, tool.name, args, session=session,
+                                                 output=output))
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    result = out if isinstance(out, ToolResult) else ToolResult(str(out))
+    result.output = cap_output(result.output)
+    return result
+
+
+async def gate_decision(config: Config, hooks: Hooks, tool: Tool, args: dict[str, Any], *,
+                        approver: Approver | None = None, yolo: bool = False,
+                        origin: str = "model", session: Any = None) -> GateDecision:
+    """What the gate decides for one call of ``tool`` (guards, rules, yolo, approver)."""
+    gate = Gate(hooks, config, approver, yolo=yolo)
+    call = ToolCall("call_test", tool.name, dict(args), origin=origin)
+    return await gate.decide(call, tool, tool.effects(args), session)
