@@ -101,7 +101,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
+    if argv and not argv[0].startswith("-") and argv[0].isidentifier():
+        code = _plugin_subcommand(argv)
+        if code is not None:
+            return code
     return run_main(argv)
+
+
+def _plugin_subcommand(argv: list[str]) -> int | None:
+    """``agent NAME ...`` for a subcommand a plugin registered; None if there is none."""
+    from agent.runtime import StartupError, finish_config, load_plugins
+
+    try:
+        paths, file_data, host, hooks, options = load_plugins()
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    commands = hooks.cli_commands()
+    if argv[0] not in commands:
+        return None
+    try:
+        boot = finish_config(paths, file_data, host, hooks, options, {})
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    setup_logging(boot.config.state_dir)
+    handler, _ = commands[argv[0]]
+    try:
+        return int(handler(argv[1:], boot) or 0)
+    finally:
+        hooks.unconfigure(boot.config)
 
 
 def run_main(argv: list[str]) -> int:

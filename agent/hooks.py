@@ -137,6 +137,18 @@ class Hooks:
                 self._problem(plugin, "agent_register_commands", exc)
         return registry
 
+    def cli_commands(self) -> dict[str, tuple[Callable[..., int], str]]:
+        """Plugin subcommands: name -> (handler(argv, boot), summary)."""
+        found: dict[str, tuple[Callable[..., int], str]] = {}
+        for plugin, fn, argnames in self._impls("agent_register_cli_commands"):
+            def register(name: str, handler: Callable[..., int], summary: str = "") -> None:
+                found.setdefault(name, (handler, summary))
+            try:
+                fn(register=register)
+            except Exception as exc:
+                self._problem(plugin, "agent_register_cli_commands", exc)
+        return found
+
     def register_keys(self, keymap: Any) -> None:
         for _ in self._each("agent_register_keys", keymap=keymap):
             pass

@@ -208,6 +208,22 @@ def agent_register_commands(register, config):
 
 
 @hookspec
+def agent_register_cli_commands(register):
+    """Contribute shell subcommands: ``register(name, handler, summary)``.
+
+    ``agent NAME ARGS...`` calls ``handler(argv, boot)`` with the remaining arguments and the
+    loaded :class:`agent.runtime.Boot` (config, hooks); it returns the exit code.  Core
+    subcommands (``plugins``) cannot be replaced.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_cli_commands(register):
+            register("trash", trash_command, "list and restore deleted files")
+    """
+
+
+@hookspec
 def agent_register_keys(keymap):
     """Contribute default key bindings: ``keymap.bind("ctrl r", "toggle-reasoning")``.
 
