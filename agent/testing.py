@@ -77,3 +77,30 @@ async def gate_decision(config: Config, hooks: Hooks, tool: Tool, args: dict[str
     gate = Gate(hooks, config, approver, yolo=yolo)
     call = ToolCall("call_test", tool.name, dict(args), origin=origin)
     return await gate.decide(call, tool, tool.effects(args), session)
+
+
+def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", model: str = "m",
+                 base_url: str | None = None, api_key: str = "test-key",
+                 approver: Approver | None = None, max_retries: int = 0, **session_kwargs: Any):
+    """A :class:`agent.session.Session` over a real provider plugin (e.g. pointed at a local
+    fake server with ``base_url``), built the way the CLI builds one."""
+    from dataclasses import replace
+
+    from agent.runtime import provider_settings
+    from agent.session import Runtime, Session
+
+    config.flag_values.update({"provider": provider, "model": model})
+    if base_url:
+        config.flag_values["base_url"] = base_url
+    config.env_values["api_key"] = api_key
+    specs = hooks.providers(config)
+    settings = replace(provider_settings(config, specs, env={}), max_retries=max_retries)
+    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config),
+                      provider=hooks.select_provider(config, specs, settings),
+                      approver=approver, model=settings.model)
+    return Session(runtime, **session_kwargs)
+
+
+async def collect(session: Any, prompt: str) -> list[Any]:
+    """Run one turn and return every event."""
+    return [event async for event in session.run(prompt)]
