@@ -1,0 +1,48 @@
+"""Generated reference docs: ``python -m agent.docgen`` rewrites them from the code.
+
+Tests compare the committed files with what this module generates, so the docs cannot drift.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def hooks_reference() -> str:
+    """``docs/plugins/hooks.md``: every hookspec, its signature, kind and docstring."""
+    from agent import hookspecs
+
+    lines = ["# Hook reference", "",
+             "Generated from `agent/hookspecs.py` by `python -m agent.docgen`; do not edit.",
+             "", "Implement a hook by defining a function with its name, decorated with",
+             "`agent.hookimpl`, in a module listed under the `agent.plugins` entry point group.",
+             "You may accept any subset of the arguments.", ""]
+    for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
+        if not name.startswith("agent_"):
+            continue
+        opts = getattr(fn, "agent_spec", {}) or {}
+        kinds = [k for k in ("firstresult", "historic") if opts.get(k)]
+        kind = ", ".join(kinds) or "collect-all"
+        lines += [f"## {name}", "", f"`{name}{inspect.signature(fn)}` ({kind})", "",
+                  inspect.cleandoc(fn.__doc__ or ""), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+GENERATED = {"plugins/hooks.md": hooks_reference}
+
+
+def main(argv: list[str]) -> int:
+    for rel, make in GENERATED.items():
+        path = DOCS / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(make(), encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
