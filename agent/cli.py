@@ -85,7 +85,7 @@ def build_parser(options: Any) -> argparse.ArgumentParser:
                                   "help": option.help + (f" [config: {option.key}]")}
         if option.type == "bool":
             kwargs["action"] = "store_const"
-            kwargs["const"] = True
+            kwargs["const"] = not option.negate  # --no-X switches store False
         else:
             kwargs["metavar"] = option.metavar or option.key.upper()
             if option.choices:

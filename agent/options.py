@@ -14,7 +14,10 @@ from typing import Any
 class Option:
     """A config key.  ``type`` is one of ``str``, ``int``, ``float``, ``bool``, ``list``,
     ``dict``.  ``flag`` (e.g. ``--think``) and ``env`` (e.g. ``AGENT_THINK``) are optional
-    ways to set it, with precedence file < env < flag.  ``choices`` restricts values."""
+    ways to set it, with precedence file < env < flag.  ``choices`` restricts values.
+    ``negate`` (bool options only) makes the flag store False instead of True, for switches
+    that are on by default (``Option("memory", type="bool", default=True,
+    flag="--no-memory", negate=True)``)."""
 
     key: str
     type: str = "str"
@@ -25,6 +28,7 @@ class Option:
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     plugin: str = "core"
+    negate: bool = False
 
 
 class OptionRegistry:
