@@ -1,0 +1,63 @@
+"""The example plugin in tests/example_plugin, pip-installed (CI installs it), used for real."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+
+from clirun import run_agent
+from fakeprovider import Reply
+
+
+def base(fake_provider):
+    return ["-p", "note it", "--json", "--provider", "openai", "--base-url",
+            fake_provider.openai_url, "--model", "m"]
+
+
+def test_example_plugin_is_installed_through_the_entry_point_group():
+    names = {ep.name for ep in importlib.metadata.entry_points(group="agent.plugins")}
+    assert "example" in names, "pip install ./tests/example_plugin first (README test command)"
+
+
+def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
+                         Reply.text("I could not write it."))
+    proc = run_agent(base(fake_provider), home=tmp_path / "h", cwd=tmp_path, OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    denied = [e for e in events if e["type"] == "tool-denied"]
+    assert denied and denied[0]["name"] == "scribble" and denied[0]["by"] == "headless"
+    assert not (tmp_path / "n.note").exists()
+    told = [m for m in fake_provider.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "needs approval" in told[0]["content"]
+
+
+def test_write_tool_runs_with_yolo(tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
+                         Reply.text("done"))
+    proc = run_agent(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
+                     OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "n.note").read_text() == "hi"
+
+
+def test_plugin_guard_holds_under_yolo(tmp_path, fake_provider):
+    fake_provider.script(
+        Reply.tool_call("scribble", {"path": "forbidden/x.note", "text": "hi"}, id="s1"),
+        Reply.text("ok"))
+    proc = run_agent(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
+                     OPENAI_API_KEY="x")
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    denied = [e for e in events if e["type"] == "tool-denied"]
+    assert denied and denied[0]["by"] == "guard" and "forbids" in denied[0]["reason"]
+    assert not (tmp_path / "forbidden").exists()
+
+
+def test_disabling_the_plugin_removes_its_tool(tmp_path, fake_provider):
+    home = tmp_path / "h"
+    assert run_agent(["plugins", "disable", "example"], home=home, cwd=tmp_path).returncode == 0
+    fake_provider.script(Reply.text("ok"))
+    proc = run_agent(base(fake_provider), home=home, cwd=tmp_path, OPENAI_API_KEY="x")
+    assert proc.returncode == 0
+    names = {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
+    assert "scribble" not in names and "current_time" in names
