@@ -21,6 +21,7 @@ commands:
   agent plugins [list]            list plugins and their status
   agent plugins disable NAME      block a plugin (it is never imported)
   agent plugins enable NAME       unblock a plugin, or switch on an opt-in one
+  agent policy explain TOOL JSON  which guard or rule decides a call, and why
 
 configuration:
   config file: {config}   (AGENT_HOME relocates config and state)
@@ -270,8 +271,67 @@ def cmd_plugins(argv: list[str]) -> int:
     return 0
 
 
+def cmd_policy(argv: list[str]) -> int:
+    """``agent policy explain TOOL 'ARGS-JSON'``: which guard or rule decides a call, and why."""
+    import json
+
+    from agent.gate import Gate
+    from agent.runtime import StartupError, finish_config, load_plugins
+    from agent.tools import ToolCall, ToolError
+    from agent.validate import check_arguments
+
+    if len(argv) not in (2, 3) or argv[0] != "explain":
+        return _fail("usage: agent policy explain TOOL ['ARGS-JSON'] [--yolo]", 2)
+    tool_name = argv[1]
+    raw = argv[2] if len(argv) == 3 else "{}"
+    try:
+        args = json.loads(raw)
+        if not isinstance(args, dict):
+            raise ValueError("the arguments must be a JSON object")
+    except ValueError as exc:
+        return _fail(f"ARGS-JSON is not a JSON object: {exc}", 2)
+    try:
+        paths, file_data, host, hooks, options = load_plugins()
+        boot = finish_config(paths, file_data, host, hooks, options, {})
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    tools = hooks.tools(boot.config)
+    tool = tools.get(tool_name)
+    if tool is None:
+        return _fail(f'no tool named "{tool_name}". Tools: {", ".join(sorted(tools))}', 2)
+    try:
+        check_arguments(tool, args)
+        effects = tool.effects(args)
+    except ToolError as exc:
+        return _fail(str(exc), 2)
+    gate = Gate(hooks, boot.config, None, yolo=bool(boot.config.get("yolo")))
+    verdict, by = gate.verdict(ToolCall("explain", tool_name, args), effects, None)
+    print(f"tool:     {tool_name} (plugin {tool.plugin or '?'})")
+    print(f"effects:  {_describe_effects(effects)}")
+    print(f"decision: {verdict.decision}")
+    print(f"by:       {by} {verdict.source}".rstrip())
+    if verdict.reason:
+        print(f"why:      {verdict.reason}")
+    if verdict.decision == "ask":
+        print("then:     --yolo would allow it; headless without --yolo denies it; "
+              "the UI asks")
+    return 0
+
+
+def _describe_effects(effects: Any) -> str:
+    parts = [f"{name}={list(getattr(effects, name))}" for name in ("reads", "writes", "deletes",
+                                                                   "urls")
+             if getattr(effects, name)]
+    if effects.command:
+        parts.append(f"command={effects.command!r}")
+    if effects.opaque:
+        parts.append("opaque (cannot be known in advance)")
+    return ", ".join(parts) or "none"
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "plugins": cmd_plugins,
+    "policy": cmd_policy,
 }
 
 
