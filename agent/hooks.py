@@ -8,6 +8,7 @@ isolated (logged and reported) instead of breaking the others.  Guards are the e
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -170,11 +171,26 @@ class Hooks:
             out.extend(f for f in items if isinstance(f, Fragment))
         return out
 
-    def prepare_request(self, request: ProviderRequest, session: Any) -> ProviderRequest:
-        for _, result in self._each("agent_prepare_request", request=request, session=session):
+    async def prepare_request(self, request: ProviderRequest, session: Any) -> ProviderRequest:
+        """Each plugin's adjustment in turn; an awaitable result is awaited (a plugin whose
+        awaitable raises is reported and skipped, like a plugin whose hook raises)."""
+        for plugin, result in self._each("agent_prepare_request", request=request,
+                                         session=session):
+            if inspect.isawaitable(result):
+                try:
+                    result = await result
+                except Exception as exc:
+                    self._problem(plugin, "agent_prepare_request", exc)
+                    continue
             if result is not None:
                 request = result
         return request
+
+    def before_tool_call(self, call: ToolCall, effects: Effects, session: Any) -> None:
+        """Tell observers an approved call is about to run (errors isolated)."""
+        for _ in self._each("agent_before_tool_call", call=call, effects=effects,
+                            session=session):
+            pass
 
     def guard(self, call: ToolCall, effects: Effects, session: Any) -> list[Verdict]:
         """Every guard's verdict.  A guard that raises is a denial (fail closed)."""

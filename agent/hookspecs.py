@@ -145,15 +145,39 @@ def agent_prepare_request(request, session):
     """Adjust the outgoing model request (compaction, cache markers, extra params).
 
     ``request`` is an :class:`agent.providers.ProviderRequest`.  Return a replacement request
-    or None to leave it; applied in plugin-name order, each seeing the previous result.  Must
-    keep provider invariants (every tool result has its call).  The session's own history is
-    never changed by this hook, only what is sent.
+    or None to leave it; applied in plugin-name order, each seeing the previous result.  Work
+    that needs the network (a model-written summary) may return an awaitable resolving to a
+    request or None; the session awaits it before sending.  Must keep provider invariants
+    (every tool result has its call).  The session's own history is never changed by this
+    hook, only what is sent.  Setting ``request.metadata["compacted"] = (before, after)``
+    (message counts) makes the session report one ``compacted`` event per turn.
 
     Example::
 
         @hookimpl
         def agent_prepare_request(request, session):
             request.metadata["user"] = "ci"
+    """
+
+
+@hookspec
+def agent_before_tool_call(call, effects, session):
+    """Observe a tool call the gate allowed, just before it runs (snapshots, audit logs).
+
+    Called once per approved call, in the order the calls run, after every guard, rule and
+    approval said yes and before ``Tool.run`` starts; a denied call never reaches this hook.
+    ``call`` is the :class:`agent.tools.ToolCall`, ``effects`` its
+    :class:`agent.tools.Effects`, ``session`` the running session.  This hook cannot stop or
+    change the call (that is what ``agent_guard_tool_call`` is for); its return value is
+    ignored and an exception is logged, never fatal.  It runs on the event loop: keep it
+    quick (the ``undo`` plugin copies only files that changed since its last snapshot).
+
+    Example::
+
+        @hookimpl
+        def agent_before_tool_call(call, effects, session):
+            for path in effects.changed_paths:
+                backup(session.workspace / path)
     """
 
 

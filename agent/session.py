@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import events as ev
+from agent import pricing
 from agent.gate import Approver, Gate
 from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from agent.prompt import assemble
@@ -72,7 +73,8 @@ class Session:
     def __init__(self, runtime: Runtime, *, session_id: str | None = None,
                  messages: list[Message] | None = None, origin: str = "model",
                  max_steps: int | None = None, thinking: str | None = None,
-                 tools: dict[str, Tool] | None = None, gate: Gate | None = None) -> None:
+                 tools: dict[str, Tool] | None = None, gate: Gate | None = None,
+                 recorder: Any = None) -> None:
         self.runtime = runtime
         self.config = runtime.config
         self.hooks = runtime.hooks
@@ -92,6 +94,8 @@ class Session:
         self._running: dict[str, asyncio.Task[Any]] = {}
         self._results: dict[str, ToolResultPart] = {}
         self._interrupted: set[str] = set()
+        #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
+        self.recorder = recorder
 
     @property
     def workspace(self) -> Path:
@@ -109,7 +113,7 @@ class Session:
     def system_prompt(self) -> str:
         return assemble(self.hooks.prompt_fragments(self))
 
-    def build_request(self) -> ProviderRequest:
+    async def build_request(self) -> ProviderRequest:
         self.offered_tools = self.tools_for_step()
         request = ProviderRequest(
             model=self.model,
@@ -120,7 +124,7 @@ class Session:
             max_tokens=int(self.config.get("max_tokens") or 16000),
             metadata={"session": self.id},
         )
-        return self.hooks.prepare_request(request, self)
+        return await self.hooks.prepare_request(request, self)
 
     # ---- interrupting ----------------------------------------------------------------------
 
@@ -140,10 +144,11 @@ class Session:
     async def run(self, prompt: str | Message) -> AsyncIterator[ev.Event]:
         """Run one turn for ``prompt``; yields events and ends with a ``done`` event."""
         message = prompt if isinstance(prompt, Message) else Message.user(prompt)
-        self.messages.append(message)
+        self._append(message)
         self.gate.new_turn()
         self.busy = True
         turn = TurnUsage()
+        compaction_reported = False
         self._emit_coarse(ev.TurnStartEvent(message.text))
         try:
             while True:
@@ -158,7 +163,13 @@ class Session:
                 finished: StepFinished | None = None
                 partial: list[str] = []
                 try:
-                    request = self.build_request()
+                    request = await self.build_request()
+                    compacted = request.metadata.get("compacted")
+                    if compacted and not compaction_reported:  # once per turn, not per step
+                        compaction_reported = True
+                        event = ev.CompactedEvent(int(compacted[0]), int(compacted[1]))
+                        self._emit_coarse(event)
+                        yield event
                     async for item in self.runtime.provider.stream(request):
                         if isinstance(item, TextDelta):
                             partial.append(item.text)
@@ -188,9 +199,11 @@ class Session:
                     yield error
                     yield self._done("error", turn)
                     return
-                self.messages.append(finished.message)
+                self._append(finished.message)
                 turn.usage.add(finished.usage)
                 self.usage.add(finished.usage)
+                if self.recorder is not None:
+                    self.recorder.step_finished(self, finished.usage)
                 calls = finished.message.tool_calls
                 if not calls:
                     yield self._done("end", turn)
@@ -233,7 +246,7 @@ class Session:
         for batch in _batches(approved):
             async for item in self._execute_batch(batch, results):
                 yield item
-        self.messages.append(Message("tool", [results[p.id] for p in calls]))
+        self._append(Message("tool", [results[p.id] for p in calls]))
 
     def _prepare(self, part: ToolCallPart,
                  offered: dict[str, Tool]) -> tuple[Tool, dict[str, Any], Effects]:
@@ -261,7 +274,8 @@ class Session:
         """Run a batch concurrently, streaming their output events as they come."""
         queue: asyncio.Queue[ev.Event | None] = asyncio.Queue()
         tasks: list[asyncio.Task[None]] = []
-        for call, tool, args, _effects in batch:
+        for call, tool, args, effects in batch:
+            self.hooks.before_tool_call(call, effects, self)
             task = asyncio.create_task(self._execute(call, tool, args, queue, results))
             self._running[call.id] = task
             tasks.append(task)
@@ -322,11 +336,17 @@ class Session:
 
     # ---- bookkeeping ------------------------------------------------------------------------
 
+    def _append(self, message: Message) -> None:
+        """Add a message to the history; the recorder commits it to the store at once."""
+        self.messages.append(message)
+        if self.recorder is not None:
+            self.recorder.message_added(self, message)
+
     def _keep_partial(self, partial: list[str]) -> None:
         """Keep an answer cut short (error, esc) in the history, as the user saw it."""
         text = "".join(partial)
         if text:
-            self.messages.append(Message("assistant", [TextPart(text)]))
+            self._append(Message("assistant", [TextPart(text)]))
 
     def _close_open_calls(self) -> None:
         """Give every unanswered tool call a result so the history stays valid."""
@@ -336,13 +356,14 @@ class Session:
         if last.role != "assistant" or not last.tool_calls:
             return
         done = self._results
-        self.messages.append(Message("tool", [
+        self._append(Message("tool", [
             done.get(c.id) or ToolResultPart(c.id, c.name, TURN_ABORTED, True)
             for c in last.tool_calls]))
 
     def _done(self, reason: str, turn: TurnUsage) -> ev.DoneEvent:
         done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
-                            turn.usage.cached_tokens, None, turn.steps)
+                            turn.usage.cached_tokens, pricing.cost(self.model, turn.usage),
+                            turn.steps)
         self._emit_coarse(done)
         return done
 
