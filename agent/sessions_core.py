@@ -1,0 +1,483 @@
+"""Saved sessions: recording a :class:`~agent.session.Session` into the store, finding one
+again (``-c``, ``-r``, ``/resume``) and loading it back.
+
+Front ends call :func:`open_session` to get the session to run: it honours ``-c``/``-r``
+(resolved by the CLI into ``config.extra["resume_session_id"]``), restores the messages and
+the persisted part of ``session.data`` (the task list), and attaches a
+:class:`SessionRecorder` that commits every message the moment the loop appends it and one
+ledger row per model request.  An empty session is never written: its row appears with its
+first message.
+
+Which ``session.data`` keys are saved with the session is explicit (:data:`PERSISTED_KEYS`,
+extended with :func:`persist_data_key`): other plugins keep run-time state there (handles,
+flags of the current agent variant) that must not come back from an old session.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent import pricing
+from agent.messages import Message, ToolResultPart
+from agent.providers import Usage
+from agent.store import SessionRecord, Store, StoreError, UsageEntry
+
+log = logging.getLogger("agent.sessions")
+
+TITLE_LIMIT = 60
+UNTITLED = "untitled"
+
+#: ``session.data`` keys saved with the session and restored on resume.
+PERSISTED_KEYS: set[str] = {"todos"}
+
+#: What a tool call interrupted by the end of a process is answered with on resume.
+ABORTED_BY_EXIT = ("agent exited before this call finished (the process was stopped); its "
+                   "effects are unknown.")
+
+
+def persist_data_key(key: str) -> None:
+    """Save ``session.data[key]`` (plain JSON values only) with the session from now on."""
+    PERSISTED_KEYS.add(key)
+
+
+class SessionLookupError(Exception):
+    """``-c``/``-r``/``/resume`` found no session, or several; the message says which."""
+
+
+def open_store(config: Any) -> Store:
+    """The state database of this run: ``<state dir>/agent.db`` (raises StoreError)."""
+    return Store.open(config.state_dir)
+
+
+# ---- titles and display ---------------------------------------------------------------------
+
+
+def make_title(text: str) -> str:
+    """The first user message on one line, clipped to 60 characters plus ``...``."""
+    line = " ".join(text.split())
+    return line[:TITLE_LIMIT] + "..." if len(line) > TITLE_LIMIT else line
+
+
+def title_of(record: SessionRecord) -> str:
+    return record.title or UNTITLED
+
+
+def short_id(store: Store, session_id: str, minimum: int = 8) -> str:
+    """The shortest prefix (at least ``minimum`` characters) naming only this session.
+
+    Ids are time-ordered, so sessions started within the same minute share their first eight
+    characters; the prefix grows until it is unique among the sessions in the store."""
+    before = store.query("SELECT id FROM sessions WHERE id < ? ORDER BY id DESC LIMIT 1",
+                         (session_id,))
+    after = store.query("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT 1",
+                        (session_id,))
+    shared = 0
+    for row in before + after:
+        other = row["id"]
+        n = 0
+        while n < min(len(other), len(session_id)) and other[n] == session_id[n]:
+            n += 1
+        shared = max(shared, n)
+    return session_id[:max(minimum, shared + 1)]
+
+
+def session_line(store: Store, record: SessionRecord, *, with_cwd: bool = False) -> str:
+    """``<id8>  <YYYY-MM-DD HH:MM>  <N>msg  <title>`` (plus the directory when asked)."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.updated_at))
+    line = (f"{short_id(store, record.id):<8}  {when}  {record.message_count}msg  "
+            f"{title_of(record)}")
+    return f"{line}  ({record.cwd})" if with_cwd else line
+
+
+# ---- finding a session ----------------------------------------------------------------------
+
+
+def find_session(store: Store, cwd: str, *, continue_: bool = False,
+                 resume: str | None = None) -> SessionRecord:
+    """``-c``: the newest session whose directory is ``cwd``; ``-r``: the session whose id is
+    ``resume`` or starts with it.  Raises :class:`SessionLookupError` with the message to
+    show (none found, or an ambiguous prefix with its candidates)."""
+    if resume is not None:
+        return lookup(store, resume)
+    if continue_:
+        found = store.sessions(cwd, limit=1)
+        if not found:
+            raise SessionLookupError("no saved session for this directory")
+        return found[0]
+    raise SessionLookupError("nothing to resume: pass -c or -r ID")
+
+
+def lookup(store: Store, query: str) -> SessionRecord:
+    """The session with id ``query`` or the only one whose id starts with it."""
+    key = query.strip().lower()
+    if not key:
+        raise SessionLookupError("no session id given")
+    exact = store.get_session(key)
+    if exact is not None:
+        return exact
+    matches = store.sessions_with_prefix(key, limit=11)
+    if not matches:
+        raise SessionLookupError(f'no session matching "{query}"')
+    if len(matches) > 1:
+        shown = "\n".join("  " + session_line(store, r, with_cwd=True) for r in matches[:10])
+        more = "\n  ..." if len(matches) > 10 else ""
+        raise SessionLookupError(
+            f'"{query}" matches {len(matches) if len(matches) <= 10 else "more than 10"} '
+            f"sessions; give more of the id:\n{shown}{more}")
+    return matches[0]
+
+
+# ---- recording ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Saved:
+    """What the store already holds for the current session id."""
+
+    session_id: str = ""
+    title: str = ""
+    data_json: str = "{}"
+    model: str = ""
+
+
+class SessionRecorder:
+    """Commits a session's messages and usage to the store as they happen.
+
+    ``Session`` calls :meth:`message_added` for every message it appends and
+    :meth:`step_finished` after every model request.  Nested model calls made outside the
+    loop (``/compact``, a tool asking a model) go through :meth:`record_usage` with their own
+    ``cause``; subagents get a usage-only :meth:`child`.  A failing store never breaks a
+    turn: the error is logged and kept in :attr:`error`.
+    """
+
+    def __init__(self, store: Store, *, cwd: str, provider: str = "", agent: str = "",
+                 cause: str = "main") -> None:
+        self.store = store
+        self.cwd = cwd
+        self.provider = provider
+        self.agent = agent
+        self.cause = cause
+        self.turn = 0
+        self.error: str | None = None
+        self.pending_title = ""
+        self._saved = _Saved()
+
+    # -- the loop's two calls --
+
+    def message_added(self, session: Any, message: Message) -> None:
+        if message.role == "user":
+            self.turn += 1
+        self._guard(self._commit, session, message)
+
+    def step_finished(self, session: Any, usage: Usage) -> None:
+        self.record_usage(usage, model=session.model, session_id=session.id)
+
+    # -- other writers --
+
+    def record_usage(self, usage: Usage, *, model: str, cause: str | None = None,
+                     session_id: str | None = None, turn: int | None = None) -> None:
+        """Add a ledger row for one model request (cost from :mod:`agent.pricing`)."""
+        entry = UsageEntry(
+            session_id=session_id or self._saved.session_id, model=model,
+            provider=self.provider, input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens, cached_tokens=usage.cached_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            cache_write_tokens=usage.cache_write_tokens, cost_usd=pricing.cost(model, usage),
+            turn=self.turn if turn is None else turn, cause=cause or self.cause)
+        self._guard(self.store.record_usage, entry)
+
+    def child(self, cause: str) -> UsageRecorder:
+        """A recorder for a subagent: its requests land in this session's ledger under
+        ``cause`` (``subagent:explore``); its messages are not saved."""
+        return UsageRecorder(self, cause)
+
+    def save(self, session: Any) -> bool:
+        """Write the title, model and persisted data now; False when there is nothing to
+        save yet (no messages)."""
+        if not session.messages:
+            return False
+        if self._saved.session_id != session.id:
+            # A session built with messages but never recorded (a test, an import): write all.
+            return bool(self._guard(self.rewrite, session))
+        self._guard(self.store.update_session, session.id, **self._changes(session, None))
+        return self.error is None
+
+    def set_title(self, session: Any, title: str) -> None:
+        self.pending_title = title
+        if self._saved.session_id == session.id:
+            self._guard(self.store.update_session, session.id, title=title)
+            self._saved.title = title
+
+    def rewrite(self, session: Any) -> bool:
+        """Replace the saved history with ``session.messages`` (after compaction or any
+        in-place edit of the history)."""
+        if self._saved.session_id != session.id:
+            new = self._new_record(session, session.messages[:1])
+            self.store.create_session(new)
+            self._saved = _Saved(new.id, new.title, json.dumps(new.data, sort_keys=True),
+                                 new.model)
+        self.store.replace_messages(session.id, [m.to_dict() for m in session.messages])
+        self.store.update_session(session.id, **self._changes(session, None))
+        return True
+
+    def attach(self, session: Any, record: SessionRecord) -> None:
+        """Continue recording into the saved ``record`` (resume)."""
+        self._saved = _Saved(record.id, record.title, json.dumps(record.data, sort_keys=True),
+                             record.model)
+        self.pending_title = record.title
+        users = sum(1 for m in session.messages if m.role == "user")
+        try:
+            self.turn = max(users, self.store.last_turn(record.id))
+        except (sqlite3.Error, StoreError):
+            self.turn = users
+
+    def detach(self) -> None:
+        """Forget the current session (``/clear``): the next message starts a new row."""
+        self._saved = _Saved()
+        self.pending_title = ""
+
+    def close(self) -> None:
+        self._guard(self.store.close)
+
+    # -- internals --
+
+    def _commit(self, session: Any, message: Message) -> None:
+        new = None
+        if self._saved.session_id != session.id:
+            new = self._new_record(session, [message])
+            self._saved = _Saved(new.id, new.title, json.dumps(new.data, sort_keys=True),
+                                 new.model)
+        update = self._changes(session, message)
+        try:
+            self.store.append_message(session.id, message.to_dict(), new_session=new,
+                                      update=update)
+        except BaseException:
+            if new is not None:
+                self._saved = _Saved()  # the row was not written: try again next message
+            raise
+
+    def _new_record(self, session: Any, first: list[Message]) -> SessionRecord:
+        now = time.time()
+        title = self.pending_title or next(
+            (make_title(m.text) for m in session.messages + first
+             if m.role == "user" and m.text.strip()), "")
+        return SessionRecord(id=session.id, cwd=self.cwd, created_at=now, updated_at=now,
+                             title=title, provider=self.provider, model=session.model,
+                             agent=self.agent, data=persisted_data(session))
+
+    def _changes(self, session: Any, message: Message | None) -> dict[str, Any]:
+        """Columns that changed since the last write (title, model, persisted data)."""
+        changes: dict[str, Any] = {}
+        if not self._saved.title and message is not None and message.role == "user" \
+                and message.text.strip() and self._saved.session_id == session.id:
+            changes["title"] = self._saved.title = make_title(message.text)
+        if self.pending_title and self.pending_title != self._saved.title:
+            changes["title"] = self._saved.title = self.pending_title
+        if session.model and session.model != self._saved.model:
+            changes["model"] = self._saved.model = session.model
+        data = persisted_data(session)
+        data_json = json.dumps(data, sort_keys=True)
+        if data_json != self._saved.data_json:
+            changes["data"] = data
+            self._saved.data_json = data_json
+        return changes
+
+    def _guard(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (sqlite3.Error, StoreError, OSError, ValueError, TypeError) as exc:
+            log.warning("could not save the session: %s", exc, exc_info=exc)
+            self.error = f"{type(exc).__name__}: {exc}"
+            return None
+
+
+class UsageRecorder:
+    """A subagent's recorder: usage rows under the parent session, no messages."""
+
+    def __init__(self, parent: SessionRecorder, cause: str) -> None:
+        self.parent = parent
+        self.cause = cause
+
+    def message_added(self, session: Any, message: Message) -> None:
+        return None
+
+    def step_finished(self, session: Any, usage: Usage) -> None:
+        self.record_usage(usage, model=session.model)
+
+    def record_usage(self, usage: Usage, *, model: str, cause: str | None = None) -> None:
+        self.parent.record_usage(usage, model=model, cause=cause or self.cause)
+
+    def child(self, cause: str) -> UsageRecorder:
+        return UsageRecorder(self.parent, cause)
+
+
+def persisted_data(session: Any) -> dict[str, Any]:
+    """The saved part of ``session.data``: :data:`PERSISTED_KEYS` holding plain JSON."""
+    out: dict[str, Any] = {}
+    for key in sorted(PERSISTED_KEYS):
+        if key not in session.data:
+            continue
+        try:
+            json.dumps(session.data[key])
+        except (TypeError, ValueError):
+            log.warning("session.data[%r] is not plain JSON; not saved", key)
+            continue
+        out[key] = session.data[key]
+    return out
+
+
+# ---- opening, resuming, clearing ------------------------------------------------------------
+
+
+def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = False,
+                 resume: str | None = None, session_id: str | None = None,
+                 provider: str = "") -> Any:
+    """The session a front end should run, recorded into the store.
+
+    Resumes ``session_id``, else ``config.extra["resume_session_id"]`` (what ``-c``/``-r``
+    resolved to), else what ``continue_``/``resume`` find; otherwise a new session.  Raises
+    :class:`SessionLookupError` when the session to resume does not exist.  When the store
+    cannot be opened, a new session runs unsaved and the reason is added to
+    ``runtime.hooks.problems``.
+    """
+    from agent.session import Session
+
+    config = runtime.config
+    cwd = str(config.workspace)
+    session_id = session_id or config.extra.get("resume_session_id")
+    wants_old = bool(session_id or continue_ or resume)
+    if store is None:
+        try:
+            store = open_store(config)
+        except StoreError as exc:
+            if wants_old:
+                raise SessionLookupError(f"cannot resume: {exc}") from None
+            runtime.hooks.problems.append(f"this session will not be saved: {exc}")
+            return Session(runtime)
+    record: SessionRecord | None = None
+    if session_id:
+        record = store.get_session(session_id)
+        if record is None:
+            raise SessionLookupError(f'no session matching "{session_id}"')
+    elif continue_ or resume:
+        record = find_session(store, cwd, continue_=continue_, resume=resume)
+    recorder = SessionRecorder(store, cwd=cwd,
+                               provider=provider or str(config.get("provider") or ""),
+                               agent=str(config.get("agent") or ""))
+    session = Session(runtime, recorder=recorder)
+    if record is not None:
+        load_into(session, record)
+    return session
+
+
+def load_into(session: Any, record: SessionRecord) -> int:
+    """Make ``session`` continue the saved ``record``: its id, messages, task list and token
+    counters.  Returns the number of messages loaded."""
+    recorder = session.recorder
+    store: Store = recorder.store
+    messages = [Message.from_dict(d) for d in store.load_messages(record.id)]
+    session.id = record.id
+    session.messages = messages
+    for key in PERSISTED_KEYS:
+        session.data.pop(key, None)
+    session.data.update({k: v for k, v in record.data.items() if k in PERSISTED_KEYS})
+    totals = store.usage_totals(session_id=record.id)
+    session.usage = Usage(input_tokens=int(totals["input_tokens"] or 0),
+                          output_tokens=int(totals["output_tokens"] or 0),
+                          cached_tokens=int(totals["cached_tokens"] or 0))
+    recorder.attach(session, record)
+    repair = _answer_open_calls(messages)
+    if repair is not None:
+        session._append(repair)  # through the recorder, so the store is repaired too
+    return len(messages)
+
+
+def _answer_open_calls(messages: list[Message]) -> Message | None:
+    """If the process died while tools ran, the last assistant message has calls without
+    results; providers reject such a history, so answer them."""
+    if not messages or messages[-1].role != "assistant" or not messages[-1].tool_calls:
+        return None
+    return Message("tool", [ToolResultPart(c.id, c.name, ABORTED_BY_EXIT, True)
+                            for c in messages[-1].tool_calls])
+
+
+def resume(session: Any, query: str) -> str:
+    """``/resume ID``: load a saved session into the running one; returns the line to show."""
+    recorder = session.recorder
+    if recorder is None:
+        return "sessions are not being saved in this run"
+    if not query.strip():
+        return "usage: /resume <session-id>"
+    if getattr(session, "busy", False):
+        return "a turn is running; wait for it (or press esc) before resuming"
+    try:
+        record = lookup(recorder.store, query)
+    except SessionLookupError as exc:
+        return str(exc)
+    count = load_into(session, record)
+    return f"resumed {short_id(recorder.store, record.id)} ({count} messages): {title_of(record)}"
+
+
+def clear(session: Any) -> str:
+    """``/clear``: start a fresh session (new id, no messages, counters and task list reset);
+    the old one stays saved."""
+    from agent.session import new_session_id
+
+    old_id, had_messages = session.id, bool(session.messages)
+    session.id = new_session_id()
+    session.messages = []
+    session.usage = Usage()
+    for key in PERSISTED_KEYS:
+        session.data.pop(key, None)
+    recorder = session.recorder
+    if recorder is not None:
+        recorder.detach()
+        if had_messages:
+            return (f"started a new session; the previous one is saved "
+                    f"(agent -r {short_id(recorder.store, old_id)})")
+    return "started a new session"
+
+
+def farewell(session: Any) -> str:
+    """The lines printed after the full-screen UI exits."""
+    if not session.messages:
+        return "Good bye. Nothing to save from this session."
+    count = len(session.messages)
+    title = ""
+    recorder = session.recorder
+    sid = session.id[:8]
+    if recorder is not None:
+        try:
+            record = recorder.store.get_session(session.id)
+            title = record.title if record else ""
+            sid = short_id(recorder.store, session.id)
+        except (sqlite3.Error, StoreError):
+            pass
+    if recorder is None or recorder.error:
+        return f"Good bye. This session could not be saved ({count} messages lost)."
+    if len(title) > 52:
+        title = title[:52] + "..."
+    saved = f"Saved {count} message{'s' if count != 1 else ''}" + (f': "{title}"' if title
+                                                                    else "")
+    return ("Good bye.\n" + saved + "\n\nResume it with:\n"
+            "  agent -c    newest session in this directory\n"
+            f"  agent -r {sid}    this session by id")
+
+
+# ---- prompt history -------------------------------------------------------------------------
+
+
+def add_prompt_history(store: Store, cwd: str, text: str) -> bool:
+    """Record a plain prompt typed in ``cwd`` (not slash commands); newest 200 kept, a
+    repeat of the previous prompt is not added."""
+    return store.add_history(cwd, text)
+
+
+def prompt_history(store: Store, cwd: str) -> list[str]:
+    """Prompts typed in ``cwd``, oldest first, for up/down recall."""
+    return store.history(cwd)
