@@ -21,6 +21,9 @@ commands:
   agent plugins [list]            list plugins and their status
   agent plugins disable NAME      block a plugin (it is never imported)
   agent plugins enable NAME       unblock a plugin, or switch on an opt-in one
+  agent sessions [--all]          saved sessions of this directory (resume with -c or -r ID)
+  agent usage [--by day|model|tool|subagent] [--since YYYY-MM-DD]
+                                  tokens and cost from the usage ledger
   agent policy explain TOOL JSON  which guard or rule decides a call, and why
 
 configuration:
@@ -76,7 +79,12 @@ def build_parser(options: Any) -> argparse.ArgumentParser:
                         help="enable an opt-in plugin for this run (repeatable)")
     parser.add_argument("--no-plugins", action="store_true",
                         help="only essential plugins (and those named with --enable)")
-    seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print"}
+    parser.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                        help="continue the newest saved session of this directory")
+    parser.add_argument("-r", "--resume", metavar="ID",
+                        help="resume a saved session by id or unique id prefix")
+    seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print",
+            "--continue", "--resume"}
     group = parser.add_argument_group("settings (also config keys)")
     for option in options:
         if not option.flag or option.flag in seen:
@@ -165,6 +173,9 @@ def run_main(argv: list[str]) -> int:
     setup_logging(boot.config.state_dir)
     for failure in host.failures():
         print(f"agent: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+    code = _resolve_resume(boot, args)
+    if code:
+        return code
     if headless:
         return _run_headless(boot, prompt, args.json)
     from agent.ui import launch
@@ -172,10 +183,31 @@ def run_main(argv: list[str]) -> int:
     return launch(boot, prompt)
 
 
+def _resolve_resume(boot: Any, args: Any) -> int:
+    """``-c``/``-r``: find the session before anything starts (a bad id fails fast, exit 2)
+    and leave its id in ``config.extra["resume_session_id"]`` for ``open_session``."""
+    if not (args.continue_session or args.resume):
+        return 0
+    if args.continue_session and args.resume:
+        return _fail("-c and -r cannot be used together", 2)
+    from agent.sessions_core import SessionLookupError, find_session, open_store
+    from agent.store import StoreError
+
+    try:
+        with open_store(boot.config) as store:
+            record = find_session(store, str(boot.config.workspace),
+                                  continue_=args.continue_session, resume=args.resume)
+    except (SessionLookupError, StoreError) as exc:
+        return _fail(str(exc), 2)
+    boot.config.extra["resume_session_id"] = record.id
+    return 0
+
+
 def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     from agent import headless
     from agent.runtime import StartupError, provider_settings
-    from agent.session import Runtime, Session
+    from agent.session import Runtime
+    from agent.sessions_core import SessionLookupError, open_session
 
     config, hooks = boot.config, boot.hooks
     specs = hooks.providers(config)
@@ -189,7 +221,10 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     tools = hooks.tools(config)
     runtime = Runtime(config=config, hooks=hooks, tools=tools, provider=provider,
                       approver=None, model=settings.model)
-    session = Session(runtime)
+    try:
+        session = open_session(runtime, provider=settings.provider)
+    except SessionLookupError as exc:
+        return _fail(str(exc), 2)
     if not config.get("yolo"):
         print("agent: headless mode denies every tool call that needs approval (writes, edits, "
               "commands, network, MCP tools) unless --yolo is passed", file=sys.stderr)
@@ -198,6 +233,11 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     try:
         return headless.run(session, prompt, json_mode=json_mode)
     finally:
+        if session.recorder is not None:
+            if session.recorder.error:
+                print(f"agent: the session was not fully saved: {session.recorder.error}",
+                      file=sys.stderr)
+            session.recorder.close()
         hooks.unconfigure(config)
 
 
