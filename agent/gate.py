@@ -39,7 +39,21 @@ class ApprovalRequest:
         return self.call.origin
 
 
-Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+@dataclass
+class Approval:
+    """An answer with conditions, for approvers that let the user change the call.
+
+    ``arguments`` replaces the call's arguments (e.g. an edit with some hunks rejected); the
+    session re-checks them and runs the call only if its effects stay within the approved
+    ones.  ``note`` is appended to the tool's result so the model learns what was changed.
+    """
+
+    answer: Answer
+    arguments: dict[str, Any] | None = None
+    note: str = ""
+
+
+Approver = Callable[[ApprovalRequest], Awaitable["Answer | Approval"]]
 
 
 @dataclass
@@ -51,6 +65,8 @@ class GateDecision:
     by: str = "allow"
     message: str = ""
     source: str = ""
+    arguments: dict[str, Any] | None = None  # the user's edited arguments (see Approval)
+    note: str = ""  # appended to the tool's result
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
@@ -139,12 +155,18 @@ class Gate:
         if self.approver is None:
             return GateDecision(False, "headless", HEADLESS_DENIAL.format(tool=call.name))
         grant = permissions.grant_pattern(call.name, effects)
-        answer = await self.approver(ApprovalRequest(
+        reply = await self.approver(ApprovalRequest(
             call, tool, effects, verdict.reason, verdict.source, repeating, grant))
+        arguments, note = None, ""
+        if isinstance(reply, Approval):
+            answer, arguments, note = reply.answer, reply.arguments, reply.note
+        else:
+            answer = reply
         if answer == "always":
             self.grants.add(call.name, grant)
         if answer in ("yes", "always"):
-            return GateDecision(True, "user", source=verdict.source)
+            return GateDecision(True, "user", source=verdict.source, arguments=arguments,
+                                note=note)
         if call.origin != "model":
             return GateDecision(False, "user", "The user denied this call. Stop and report it.")
         return GateDecision(False, "user", "User denied this tool call.")

@@ -94,6 +94,7 @@ class Session:
         self._running: dict[str, asyncio.Task[Any]] = {}
         self._results: dict[str, ToolResultPart] = {}
         self._interrupted: set[str] = set()
+        self._notes: dict[str, str] = {}  # call id -> note from an edited approval
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder
 
@@ -241,6 +242,18 @@ class Session:
                 self._emit_coarse(denied)
                 yield denied
                 continue
+            if decision.arguments is not None:  # the user edited the call (rejected hunks)
+                try:
+                    args, effects = _edited_call(tool, effects, decision.arguments)
+                except ToolError as exc:
+                    results[part.id] = ToolResultPart(part.id, part.name, str(exc), True)
+                    denied = ev.ToolDeniedEvent(part.id, part.name, str(exc), "user")
+                    self._emit_coarse(denied)
+                    yield denied
+                    continue
+                call.arguments = args
+            if decision.note:
+                self._notes[call.id] = decision.note
             approved.append((call, tool, args, effects))
 
         for batch in _batches(approved):
@@ -323,6 +336,9 @@ class Session:
                                     is_error=True)
             result = self.hooks.tool_result(call, result, self)
             output = cap_output(result.output)
+            note = self._notes.pop(call.id, "")
+            if note:  # what the user changed about the call, never truncated away
+                output = f"{output}\n\n{note}"
             results[call.id] = ToolResultPart(call.id, call.name, output, result.is_error)
             if result.is_error:
                 event: ev.Event = ev.ToolErrorEvent(call.id, call.name, output)
@@ -369,6 +385,19 @@ class Session:
 
     def _emit_coarse(self, event: ev.Event) -> None:
         self.hooks.event(event, self)
+
+
+def _edited_call(tool: Tool, approved: Effects,
+                 arguments: dict[str, Any]) -> tuple[dict[str, Any], Effects]:
+    """Check arguments the user edited at approval: valid, and touching nothing more than the
+    call that was approved."""
+    check_arguments(tool, arguments)
+    effects = tool.effects(arguments)
+    extra = set(effects.subjects()) - set(approved.subjects())
+    if extra or (effects.opaque and not approved.opaque):
+        raise ToolError("The edited call would touch more than was approved "
+                        f"({', '.join(sorted(extra)) or 'unknown effects'}), so it was not run.")
+    return arguments, effects
 
 
 def _batches(approved: list[tuple[ToolCall, Tool, dict[str, Any], Effects]]
