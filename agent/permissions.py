@@ -13,9 +13,7 @@ denied, read-only calls are allowed, everything else is asked about.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from agent.tools import Effects
@@ -31,26 +29,33 @@ SECRET_READS: tuple[tuple[str, str], ...] = (
 )
 
 
-@lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """``*`` and ``?`` globs to an anchored regex; every other character is literal.
-
-    Built from literal pieces and ``.*``/``.`` only, so matching is linear: a pattern can
-    never hang the agent.
-    """
-    out = []
-    for ch in pattern:
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out), re.DOTALL)
-
-
 def matches(pattern: str, subject: str) -> bool:
-    return compile_pattern(pattern).fullmatch(subject) is not None
+    """Glob match of the whole ``subject``: ``*`` is any run of characters (``/`` and newlines
+    included), ``?`` exactly one, everything else literal.
+
+    A two-pointer matcher that backtracks only to the last ``*``: O(len(pattern) x
+    len(subject)) at worst, never exponential, so no pattern can hang the agent (a regex
+    translation would backtrack catastrophically on ``*a*a*a...b``).
+    """
+    p = s = 0
+    star, mark = -1, 0
+    plen, slen = len(pattern), len(subject)
+    while s < slen:
+        if p < plen and pattern[p] == "*":
+            star, mark = p, s
+            p += 1
+        elif p < plen and (pattern[p] == "?" or pattern[p] == subject[s]):
+            p += 1
+            s += 1
+        elif star >= 0:
+            mark += 1
+            s = mark
+            p = star + 1
+        else:
+            return False
+    while p < plen and pattern[p] == "*":
+        p += 1
+    return p == plen
 
 
 @dataclass(frozen=True)
