@@ -161,7 +161,7 @@ def check_url(url: str) -> Target:
     try:
         parsed = httpx2.URL(url)
     except Exception as exc:  # httpx2.InvalidURL and friends
-        raise Refused(f"not a URL: {url} ({exc})") from None
+        raise Refused(_numeric_spelling(url) or f"not a URL: {url} ({exc})") from None
     scheme = parsed.scheme.lower()
     if not scheme:
         raise Refused(f"not a URL: {url} (give the full address, starting with https://)")
@@ -193,6 +193,19 @@ def check_url(url: str) -> Target:
     if not all(_LABEL.match(label) for label in labels):
         raise Refused(f"not a URL: {url} (invalid host name {raw_host!r})")
     return Target(fetch_url, name, port)
+
+
+def _numeric_spelling(url: str) -> str | None:
+    """The refusal for a URL httpx2 rejects because its host is a malformed IPv4 address."""
+    import urllib.parse
+
+    try:
+        host = (urllib.parse.urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return None
+    if host and (_NUMERIC_LABEL.match(host.split(".")[-1]) or _inet_aton_accepts(host)):
+        return f"refusing a non-standard IP address spelling: {host}"
+    return None
 
 
 def _ip_literal(host: str) -> IPAddress | None:
@@ -253,7 +266,6 @@ def html_to_markdown(html: str, base_url: str) -> str:
     converter = html2text.HTML2Text(baseurl=base_url, bodywidth=0)
     converter.unicode_snob = True
     converter.ignore_images = False
-    converter.protect_links = True
     return converter.handle(html)
 
 
@@ -375,8 +387,8 @@ class WebFetch:
                 except Refused as exc:
                     raise ToolError(f"redirect to a refused URL: {exc}") from None
                 except Exception as exc:  # a Location httpx2 cannot even join
-                    raise ToolError(f"redirect to a refused URL: not a URL: {location!r} "
-                                    f"({exc})") from None
+                    reason = _numeric_spelling(location) or f"not a URL: {location!r} ({exc})"
+                    raise ToolError(f"redirect to a refused URL: {reason}") from None
 
     async def _addresses(self, target: Target, *, redirected: bool) -> list[IPAddress]:
         """The vetted addresses of ``target``: all of them public, or a refusal."""
