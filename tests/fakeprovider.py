@@ -12,7 +12,7 @@ for, and records every request it received::
 
     with FakeProvider.start() as srv:
         srv.script(
-            Reply(reasoning="Plan: read it", text="Reading", tool_calls=[("read_file", {"path": "a"})]),
+            Reply(reasoning="Plan", text="Reading", tool_calls=[("read_file", {"path": "a"})]),
             Reply.text("done"),
             Reply.error(401, message="Incorrect API key provided"),
         )
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -219,7 +220,9 @@ class _Render:
             return _sse({
                 "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": CREATED,
                 "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                "choices": [
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+                ],
             })
 
         out = [chunk({"role": "assistant", "content": ""})]
@@ -263,7 +266,8 @@ class _Render:
             ]
         finish = {"end": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
         return {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": CREATED, "model": self.model,
+            "id": "chatcmpl-1", "object": "chat.completion", "created": CREATED,
+            "model": self.model,
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": finish.get(r.stop_reason, r.stop_reason)}],
             "usage": self.chat_usage(),
@@ -283,8 +287,9 @@ class _Render:
                           "status": "completed",
                           "content": [{"type": "output_text", "text": r.text, "annotations": []}]})
         for i, (name, args, cid) in enumerate(r.tool_calls):
-            items.append({"id": f"fc_{i + 1}", "type": "function_call", "call_id": cid or f"call_{i + 1}",
-                          "name": name, "arguments": _args_text(args), "status": "completed"})
+            items.append({"id": f"fc_{i + 1}", "type": "function_call",
+                          "call_id": cid or f"call_{i + 1}", "name": name,
+                          "arguments": _args_text(args), "status": "completed"})
         return items
 
     def responses_usage(self) -> dict[str, Any]:
@@ -426,7 +431,8 @@ class _Render:
             elif kind == "text":
                 ev("content_block_start", index=idx, content_block={"type": "text", "text": ""})
                 for piece in _split(r.text, r.pieces):
-                    ev("content_block_delta", index=idx, delta={"type": "text_delta", "text": piece})
+                    ev("content_block_delta", index=idx,
+                       delta={"type": "text_delta", "text": piece})
             else:
                 ev("content_block_start", index=idx, content_block={**block, "input": {}})
                 ev("content_block_delta", index=idx,
@@ -455,18 +461,26 @@ FORMATS = {
 }
 
 
+_DEFAULT_MESSAGES = {
+    400: "Invalid request", 401: "Invalid API key", 403: "Permission denied",
+    404: "Not found", 429: "Rate limit exceeded", 500: "Internal server error",
+    503: "Service unavailable", 529: "Overloaded",
+}
+
+
 def error_body(fmt: str, status: int, message: str | None, type: str | None) -> dict[str, Any]:
     """A real-shaped error body for ``fmt`` (``chat``/``responses``/``anthropic``)."""
+    message = message or _DEFAULT_MESSAGES.get(status, f"error {status}")
     if fmt == "anthropic":
         kind = type or {
             400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
             404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
             529: "overloaded_error",
         }.get(status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": message or f"error {status}"},
+        return {"type": "error", "error": {"type": kind, "message": message},
                 "request_id": "req_fake"}
     kind = type or ("invalid_request_error" if status < 500 else "server_error")
-    return {"error": {"message": message or f"error {status}", "type": kind, "param": None,
+    return {"error": {"message": message, "type": kind, "param": None,
                       "code": None}}
 
 
@@ -525,7 +539,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         if req.path.rstrip("/") == "/v1/models":
             if fake.models_reply is not None:
-                self._error(fake.models_reply, "anthropic" if "anthropic-version" in req.headers else "chat")
+                fmt = "anthropic" if "anthropic-version" in req.headers else "chat"
+                self._error(fake.models_reply, fmt)
                 return
             data = [{"id": m, "object": "model", "created": CREATED, "owned_by": "fake",
                      "type": "model", "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
@@ -540,7 +555,8 @@ class _Handler(BaseHTTPRequestHandler):
         req = self._read()
         fmt = FORMATS.get(req.path)
         if fmt is None:
-            self._json(404, error_body("chat", 404, f"fake provider: no route POST {req.path}", None))
+            msg = f"fake provider: no route POST {req.path}"
+            self._json(404, error_body("chat", 404, msg, None))
             return
         reply = self.server.fake._next()
         if reply is None:
@@ -628,6 +644,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     fake: FakeProvider
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out or cancel reset keep-alive sockets: expected, not news.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 # Nagle + delayed ACK stall keep-alive requests ~40 ms each without this.

@@ -1,0 +1,494 @@
+"""The ``anthropic`` provider: the Messages API over the ``anthropic`` SDK (imported lazily).
+
+- The system prompt goes in ``system``; tools as ``{name, description, input_schema}``.
+- Extended thinking per level: off → none; low, medium, high → budgets of 6,400, 16,000 and
+  38,400 tokens; max → the largest budget below ``max_tokens``, which is raised to the model's
+  output limit.  ``max_tokens`` always leaves room above the budget, as the API requires.
+  Models that only take adaptive thinking get ``{"type": "adaptive"}`` and the level as
+  ``output_config.effort``.
+- Thinking blocks come back with their signatures (and redacted thinking with its data) in
+  :class:`~agent.messages.ReasoningPart` and are sent back in later assistant turns, which the
+  API requires when thinking is combined with tool use.
+- Prompt caching: a cache breakpoint on the system prompt (covering tools and system) and on
+  the newest message, unless ``settings.options["prompt_cache"]`` is false.
+
+Usage is normalised to the OpenAI convention used across providers: ``input_tokens`` counts
+every prompt token, including cache reads (``cached_tokens``) and cache writes
+(``cache_write_tokens``); Anthropic reports those three separately.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import warnings
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.providers import (
+    ProviderError,
+    ProviderNotice,
+    ProviderRequest,
+    ProviderSettings,
+    ProviderSpec,
+    ReasoningDelta,
+    StepFinished,
+    StreamEvent,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+try:
+    from agent import hookimpl
+except ImportError:  # the public API module may not export it yet
+    import pluggy
+
+    hookimpl = pluggy.HookimplMarker("agent")
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+#: Thinking budgets in tokens per level ("max" is computed from the output limit).
+BUDGETS = {"low": 6_400, "medium": 16_000, "high": 38_400}
+MIN_BUDGET = 1_024
+#: Room kept above a fixed budget for the visible answer and tool calls.
+ANSWER_ROOM = 8_192
+
+#: Output token limits by model id prefix (longest match wins); unknown models get
+#: DEFAULT_OUTPUT_LIMIT.  ``settings.options["max_output_tokens"]`` overrides.
+OUTPUT_LIMITS = {
+    "claude-opus-4-0": 32_000,
+    "claude-opus-4-1": 32_000,
+    "claude-opus-4-2025": 32_000,
+    "claude-3-5": 8_192,
+    "claude-3-haiku": 4_096,
+}
+DEFAULT_OUTPUT_LIMIT = 64_000
+
+#: Models that take adaptive thinking (``{"type": "adaptive"}`` plus an effort) instead of a
+#: token budget; ``settings.options["thinking_mode"]`` (``budget``/``adaptive``) overrides.
+ADAPTIVE_PREFIXES = ("claude-opus-4-6", "claude-mythos")
+ADAPTIVE_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "max"}
+
+#: The key under which a malformed tool-call argument string is handed to the core loop.
+INVALID_JSON = "__invalid_json__"
+
+_STOP = {
+    "end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use",
+    "max_tokens": "max_tokens", "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal", "pause_turn": "pause",
+}
+
+
+def output_limit(model: str, options: dict[str, Any]) -> int:
+    """The most output tokens ``model`` may produce in one response."""
+    if options.get("max_output_tokens"):
+        return int(options["max_output_tokens"])
+    matches = [p for p in OUTPUT_LIMITS if model.startswith(p)]
+    return OUTPUT_LIMITS[max(matches, key=len)] if matches else DEFAULT_OUTPUT_LIMIT
+
+
+def thinking_params(level: str, max_tokens: int, limit: int) -> tuple[int, dict[str, Any] | None]:
+    """``(max_tokens, thinking)`` for a thinking level: budget ≥ 1024 and < max_tokens."""
+    if level == "off":
+        return min(max_tokens, limit), None
+    if level == "max":
+        max_tokens = max(limit, MIN_BUDGET + 1)
+        budget = max_tokens - 1
+    else:
+        budget = BUDGETS.get(level, BUDGETS["medium"])
+        max_tokens = min(limit, max(max_tokens, budget + ANSWER_ROOM))
+        budget = max(MIN_BUDGET, min(budget, max_tokens - 1))
+        max_tokens = max(max_tokens, budget + 1)
+    return max_tokens, {"type": "enabled", "budget_tokens": budget}
+
+
+def decode_arguments(raw: str) -> dict[str, Any]:
+    """Tool input from the streamed JSON text; malformed → ``{"__invalid_json__": raw}``."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_JSON: raw}
+    return value if isinstance(value, dict) else {INVALID_JSON: raw}
+
+
+def _assistant_blocks(msg: Message, thinking: bool) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in msg.parts:
+        if isinstance(part, ReasoningPart):
+            if not thinking:
+                continue  # with thinking off, earlier thinking is not needed
+            # Only our own signed thinking is accepted back; other providers' reasoning and
+            # unsigned text are dropped.
+            if part.redacted:
+                blocks.append({"type": "redacted_thinking", "data": part.redacted})
+            elif part.signature and part.provider in (None, "anthropic"):
+                blocks.append({"type": "thinking", "thinking": part.text,
+                               "signature": part.signature})
+        elif isinstance(part, TextPart):
+            if part.text:  # empty text blocks are rejected
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            blocks.append({"type": "tool_use", "id": part.id, "name": part.name,
+                           "input": part.arguments})
+    return blocks
+
+
+def anthropic_messages(messages: list[Message], thinking: bool = True) -> list[dict[str, Any]]:
+    """History → ``messages``: tool results become ``tool_result`` blocks in a user turn
+    (first in it, as the API requires) and consecutive same-role turns are merged.  Signed
+    thinking is sent back only when ``thinking`` is on."""
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role == "assistant":
+            role, blocks = "assistant", _assistant_blocks(msg, thinking)
+        else:
+            role = "user"
+            blocks = [
+                {"type": "tool_result", "tool_use_id": r.call_id, "content": r.output,
+                 **({"is_error": True} if r.is_error else {})}
+                for r in msg.tool_results
+            ]
+            if msg.role == "user" and msg.text:
+                blocks.append({"type": "text", "text": msg.text})
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"name": t["name"], "description": t.get("description", ""),
+         "input_schema": t.get("parameters") or {"type": "object", "properties": {}}}
+        for t in tools
+    ]
+
+
+def _mark_cache(messages: list[dict[str, Any]]) -> None:
+    """Put a cache breakpoint on the newest cacheable block, so the next step reads the whole
+    conversation so far from the cache."""
+    if not messages:
+        return
+    for block in reversed(messages[-1]["content"]):
+        if block["type"] in ("text", "tool_result", "tool_use"):
+            block["cache_control"] = {"type": "ephemeral"}
+            return
+
+
+_USAGE_FIELDS = (
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+)
+
+
+def anthropic_usage(counts: dict[str, int]) -> Usage:
+    """Anthropic usage counts → :class:`Usage` (input includes cache reads and writes)."""
+    read = counts.get("cache_read_input_tokens", 0)
+    written = counts.get("cache_creation_input_tokens", 0)
+    return Usage(
+        input_tokens=counts.get("input_tokens", 0) + read + written,
+        output_tokens=counts.get("output_tokens", 0),
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def _error_parts(body: Any) -> tuple[str | None, str | None]:
+    """``(message, type)`` from an Anthropic error body (``{"type":"error","error":{...}}``)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            msg = inner.get("message")
+            return (msg if isinstance(msg, str) else None), inner.get("type")
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:300], None
+    return None, None
+
+
+def map_error(exc: BaseException, *, output_started: bool) -> ProviderError:
+    """``anthropic``/``httpx2`` exceptions → :class:`ProviderError` with a clear message."""
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, ProviderError):
+        exc.output_started = exc.output_started or output_started
+        return exc
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        text, kind_name = _error_parts(exc.body)
+        if status == 200:
+            # An ``event: error`` inside the stream (e.g. overloaded): no HTTP status.
+            label = f"{text or 'error event'}" + (f" ({kind_name})" if kind_name else "")
+            retryable = kind_name in (None, "overloaded_error", "api_error", "rate_limit_error")
+            return ProviderError(f"anthropic stream error: {label}", retryable=retryable,
+                                 kind="stream", output_started=output_started)
+        text = text or exc.response.reason_phrase or "request failed"
+        retryable = status in (408, 409, 429) or status >= 500
+        kind = {401: "auth", 403: "auth", 404: "not_found", 429: "rate_limit",
+                529: "overloaded"}.get(status, "server" if status >= 500 else "request")
+        return ProviderError(f"anthropic returned {status}: {text}", status=status,
+                             retryable=retryable, kind=kind, output_started=output_started)
+    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+        return ProviderError("anthropic timed out", retryable=True, kind="timeout",
+                             output_started=output_started)
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) else exc
+        detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
+        text = (f"connection to anthropic failed: {detail}" if output_started
+                else f"could not connect to anthropic: {detail}")
+        return ProviderError(text, retryable=True, kind="connection",
+                             output_started=output_started)
+    if isinstance(exc, ValueError):  # malformed JSON in an SSE event
+        return ProviderError(f"anthropic sent a malformed stream: {exc}", kind="protocol",
+                             output_started=output_started)
+    return ProviderError(f"anthropic request failed: {type(exc).__name__}: {exc}",
+                         output_started=output_started)
+
+
+class _Assembler:
+    """Accumulates Messages API stream events into stream events and the final message."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.counts: dict[str, int] = {}
+        self.stop: str | None = None
+        self.done = False
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        kind = event.type
+        if kind == "message_start":
+            self._count(event.message.usage)
+        elif kind == "content_block_start":
+            block = event.content_block
+            state: dict[str, Any] = {"type": block.type, "text": [], "signature": None}
+            self.blocks[event.index] = state
+            if block.type == "redacted_thinking":
+                state["data"] = block.data
+            elif block.type == "tool_use":
+                state.update(id=block.id, name=block.name)
+                return [ToolCallStarted(block.id, block.name)]
+            elif block.type in ("text", "thinking"):
+                initial = getattr(block, block.type, "") or ""
+                if initial:
+                    state["text"].append(initial)
+                    delta = TextDelta(initial) if block.type == "text" else ReasoningDelta(initial)
+                    return [delta]
+        elif kind == "content_block_delta":
+            state = self.blocks.get(event.index)
+            delta = event.delta
+            if state is None:
+                return []
+            if delta.type == "text_delta":
+                state["text"].append(delta.text)
+                return [TextDelta(delta.text)]
+            if delta.type == "thinking_delta":
+                state["text"].append(delta.thinking)
+                return [ReasoningDelta(delta.thinking)]
+            if delta.type == "signature_delta":
+                state["signature"] = (state["signature"] or "") + delta.signature
+            elif delta.type == "input_json_delta":
+                state["text"].append(delta.partial_json)
+        elif kind == "message_delta":
+            self.stop = event.delta.stop_reason or self.stop
+            self._count(event.usage)
+        elif kind == "message_stop":
+            self.done = True
+        return []
+
+    def _count(self, usage: Any) -> None:
+        # Counts are cumulative; message_delta may repeat some (newer servers repeat input).
+        for name in _USAGE_FIELDS:
+            value = getattr(usage, name, None)
+            if value is not None:
+                self.counts[name] = value
+
+    def finish_step(self) -> StepFinished:
+        if not self.done:
+            raise ProviderError("anthropic stream ended before the message was complete",
+                                retryable=True, kind="connection", output_started=True)
+        parts: list[Any] = []
+        for index in sorted(self.blocks):
+            state = self.blocks[index]
+            text = "".join(state["text"])
+            if state["type"] == "thinking":
+                parts.append(ReasoningPart(text, signature=state["signature"],
+                                           provider="anthropic"))
+            elif state["type"] == "redacted_thinking":
+                parts.append(ReasoningPart(redacted=state["data"], provider="anthropic"))
+            elif state["type"] == "text":
+                if text:
+                    parts.append(TextPart(text))
+            elif state["type"] == "tool_use":
+                parts.append(ToolCallPart(id=state["id"], name=state["name"],
+                                          arguments=decode_arguments(text), raw_arguments=text))
+        stop = _STOP.get(self.stop or "end_turn", self.stop or "end")
+        return StepFinished(Message("assistant", parts), anthropic_usage(self.counts), stop)
+
+
+def _quiet_sdk_warnings() -> None:
+    """Keep the SDK's per-request warnings off the terminal (they would print over the
+    full-screen UI); model deprecation becomes a :class:`ProviderNotice` instead."""
+    warnings.filterwarnings("ignore", message=r"The model '.*' is deprecated",
+                            category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=r"Using Claude with .*thinking\.type=enabled",
+                            category=UserWarning)
+
+
+class AnthropicProvider:
+    """The Messages API over ``anthropic.AsyncAnthropic``."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        base = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+        # The SDK appends /v1/...; accept configs that spell the base URL with it.
+        self.base_url = base[: -len("/v1")] if base.endswith("/v1") else base
+        self.label = "anthropic messages"
+        self.alternatives: list[Any] = []
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._noticed: set[str] = set()
+
+    def client(self) -> Any:
+        """The SDK client, built on first use in the running loop."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            import anthropic
+
+            from agent.retry import async_http_client
+
+            _quiet_sdk_warnings()
+            s = self.settings
+            key = s.api_key or os.environ.get("ANTHROPIC_API_KEY")
+            if not key:
+                raise ProviderError(
+                    "no API key for anthropic: set ANTHROPIC_API_KEY or configure api_key",
+                    kind="auth",
+                )
+            # An explicit key keeps the SDK from walking its credential chain (profiles on
+            # disk, federation).  x-api-key too: compatible servers often only read that.
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=self.base_url,
+                max_retries=s.max_retries,
+                timeout=s.timeout,
+                default_headers={"x-api-key": key},
+                http_client=async_http_client(s.retry_after_cap, timeout=s.timeout),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (optional)."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create``."""
+        model = request.model or self.settings.model
+        options = self.settings.options
+        limit = output_limit(model, options)
+        mode = options.get("thinking_mode") or (
+            "adaptive" if model.startswith(ADAPTIVE_PREFIXES) else "budget"
+        )
+        if mode == "adaptive":
+            max_tokens, thinking = thinking_params("off", request.max_tokens, limit)
+            if request.thinking != "off":
+                # The model sizes its own thinking; give it the whole output allowance.
+                max_tokens, thinking = limit, {"type": "adaptive"}
+        else:
+            max_tokens, thinking = thinking_params(request.thinking, request.max_tokens, limit)
+        cache = bool(options.get("prompt_cache", True))
+        messages = anthropic_messages(request.messages, thinking is not None)
+        params: dict[str, Any] = {
+            "model": model, "max_tokens": max_tokens, "messages": messages, "stream": True,
+        }
+        if thinking is not None and thinking["type"] == "adaptive":
+            params["output_config"] = {
+                "effort": ADAPTIVE_EFFORTS.get(request.thinking, "medium")
+            }
+        if request.system:
+            system: dict[str, Any] = {"type": "text", "text": request.system}
+            if cache:
+                system["cache_control"] = {"type": "ephemeral"}
+            params["system"] = [system]
+        if cache:
+            _mark_cache(messages)
+        if request.tools:
+            params["tools"] = anthropic_tools(request.tools)
+        if thinking is not None:
+            params["thinking"] = thinking
+        return params
+
+    def _deprecation(self, model: str) -> ProviderNotice | None:
+        """A notice, once per provider, when the SDK knows ``model`` is being retired."""
+        if model in self._noticed:
+            return None
+        self._noticed.add(model)
+        try:
+            from anthropic._data import DEPRECATED_MODELS  # private: best effort only
+        except ImportError:
+            return None
+        end = DEPRECATED_MODELS.get(model)
+        if end is None:
+            return None
+        return ProviderNotice(f"anthropic: model {model} is deprecated (end of life {end})")
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
+        assembler = _Assembler()
+        started = False
+        try:
+            params = self.params(request)
+            client = self.client()
+        except Exception as exc:
+            raise map_error(exc, output_started=False) from exc
+        notice = self._deprecation(params["model"])
+        if notice is not None:
+            yield notice
+        try:
+            response = await client.messages.create(**params)
+            async with response as events:
+                async for event in events:
+                    for out in assembler.feed(event):
+                        started = True
+                        yield out
+            finished = assembler.finish_step()
+        except Exception as exc:
+            raise map_error(exc, output_started=started) from exc
+        yield finished
+
+    async def list_models(self) -> list[str]:
+        """Model ids from ``GET /v1/models``, sorted."""
+        try:
+            return sorted([m.id async for m in self.client().models.list()])
+        except Exception as exc:
+            raise map_error(exc, output_started=False) from exc
+
+
+def create(settings: ProviderSettings) -> AnthropicProvider:
+    """Build the provider for ``settings``."""
+    return AnthropicProvider(settings)
+
+
+SPEC = ProviderSpec(
+    name="anthropic",
+    create=create,
+    env_key="ANTHROPIC_API_KEY",
+    default_base_url=DEFAULT_BASE_URL,
+    default_model="claude-sonnet-4-5",
+    description="Anthropic Messages API (extended thinking, prompt caching)",
+)
+
+
+@hookimpl
+def agent_register_providers(register: Any, config: Any) -> None:
+    """Register the ``anthropic`` provider."""
+    register(SPEC)

@@ -1,0 +1,633 @@
+"""The ``openai`` provider: OpenAI and OpenAI-compatible endpoints.
+
+Two request shapes over the ``openai`` SDK (imported lazily, on the first request):
+
+- :class:`ChatProvider`: ``POST /chat/completions``, spoken by OpenAI and by every
+  OpenAI-compatible server (Groq, DeepSeek, OpenRouter, Ollama, LM Studio, ...).
+- :class:`ResponsesProvider`: ``POST /responses``, OpenAI's own API.  Stateless: ``store=False``
+  and reasoning travels back inline as encrypted items, never as ``item_reference``.
+
+Config (``settings.options``): ``openai_api`` = ``auto`` (default) | ``chat`` | ``responses``.
+``auto`` on the official endpoint gives chat completions with the responses API as an
+alternative that the ``fallback`` plugin switches to when chat rejects the request shape;
+elsewhere it is plain chat.  ``send_reasoning`` (default true) controls the reasoning
+parameters, which some third-party servers refuse; ``reasoning_efforts`` overrides the
+thinking-level → effort map (e.g. ``{off = "minimal"}`` for models without ``none``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.providers import (
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    ProviderSettings,
+    ProviderSpec,
+    ReasoningDelta,
+    StepFinished,
+    StreamEvent,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+try:
+    from agent import hookimpl
+except ImportError:  # the public API module may not export it yet
+    import pluggy
+
+    hookimpl = pluggy.HookimplMarker("agent")
+
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+
+#: Thinking level → ``reasoning_effort`` (chat) / ``reasoning.effort`` (responses).
+EFFORTS = {"off": "none", "low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
+
+#: The key under which a malformed tool-call argument string is handed to the core loop.
+INVALID_JSON = "__invalid_json__"
+
+_CHAT_STOP = {
+    "stop": "end", "tool_calls": "tool_use", "function_call": "tool_use",
+    "length": "max_tokens", "content_filter": "refusal",
+}
+
+
+def decode_arguments(raw: str) -> dict[str, Any]:
+    """Tool-call arguments from the model's JSON text.  Empty means no arguments; anything
+    that is not a JSON object comes back as ``{"__invalid_json__": raw}`` for the loop to
+    report to the model as a tool error."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_JSON: raw}
+    return value if isinstance(value, dict) else {INVALID_JSON: raw}
+
+
+def encode_arguments(call: ToolCallPart) -> str:
+    """The argument string to send back for ``call``: the model's own text when it was valid
+    (byte-stable for prompt caching), else the arguments as JSON."""
+    if call.raw_arguments and INVALID_JSON not in call.arguments:
+        return call.raw_arguments
+    return json.dumps(call.arguments)
+
+
+def is_official(base_url: str | None) -> bool:
+    """True for OpenAI's own endpoint (no base URL, or one on api.openai.com)."""
+    return base_url is None or base_url.startswith("https://api.openai.com")
+
+
+class Endpoint:
+    """One configured endpoint shared by the chat and responses providers: the lazily built
+    SDK client and the error normalisation."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self.base_url = (settings.base_url or OFFICIAL_BASE_URL).rstrip("/")
+        self.official = is_official(settings.base_url)
+        #: How errors name the endpoint: "openai", or the host of a compatible server.
+        self.name = "openai" if self.official else (urlsplit(self.base_url).netloc or "endpoint")
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client, built on first use in the running loop."""
+        loop = asyncio.get_running_loop()
+        # Connection pools belong to the loop that opened them; rebuild for a new loop.
+        if self._client is None or self._loop is not loop:
+            import openai
+
+            from agent.retry import async_http_client
+
+            s = self.settings
+            key = s.api_key or os.environ.get("OPENAI_API_KEY")
+            if not key:
+                if self.official:
+                    raise ProviderError(
+                        "no API key for openai: set OPENAI_API_KEY or configure api_key",
+                        kind="auth",
+                    )
+                key = "none"  # local servers (Ollama, LM Studio) take any key
+            self._client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=self.base_url,
+                max_retries=s.max_retries,
+                timeout=s.timeout,
+                http_client=async_http_client(s.retry_after_cap, timeout=s.timeout),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (optional; the process exiting does it too)."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def effort(self, level: str) -> str:
+        """The reasoning effort word for a thinking level (``reasoning_efforts`` overrides)."""
+        efforts = {**EFFORTS, **self.settings.options.get("reasoning_efforts", {})}
+        return efforts.get(level, efforts["medium"])
+
+    def send_reasoning(self) -> bool:
+        return bool(self.settings.options.get("send_reasoning", True))
+
+    def error(self, exc: BaseException, *, output_started: bool) -> ProviderError:
+        """Normalise an SDK or transport exception into a :class:`ProviderError`."""
+        return map_error(exc, self.name, output_started=output_started)
+
+    async def list_models(self) -> list[str]:
+        try:
+            page = self.client().models.list()
+            return sorted([m.id async for m in page])
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.error(exc, output_started=False) from exc
+
+
+def _error_text(body: Any) -> str | None:
+    """The human message inside an error body (``{"message": ...}``, ``{"error": {...}}``)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:300]
+    return None
+
+
+def map_error(exc: BaseException, name: str, *, output_started: bool) -> ProviderError:
+    """``openai``/``httpx2`` exceptions → :class:`ProviderError` with a message fit for a user."""
+    import httpx2
+    import openai
+
+    if isinstance(exc, ProviderError):
+        exc.output_started = exc.output_started or output_started
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        text = _error_text(exc.body) or exc.response.reason_phrase or "request failed"
+        retryable = status in (408, 409, 429) or status >= 500
+        if isinstance(exc.body, dict) and exc.body.get("code") == "insufficient_quota":
+            retryable = False  # a 429 that waiting will not fix
+        kind = {401: "auth", 403: "auth", 404: "not_found", 429: "rate_limit"}.get(
+            status, "server" if status >= 500 else "request"
+        )
+        return ProviderError(
+            f"{name} returned {status}: {text}",
+            status=status, retryable=retryable, kind=kind, output_started=output_started,
+        )
+    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
+        return ProviderError(
+            f"{name} timed out", retryable=True, kind="timeout", output_started=output_started
+        )
+    if isinstance(exc, openai.APIConnectionError) or isinstance(exc, httpx2.TransportError):
+        cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else exc
+        detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
+        text = (f"connection to {name} failed: {detail}" if output_started
+                else f"could not connect to {name}: {detail}")
+        return ProviderError(
+            text, retryable=True, kind="connection", output_started=output_started,
+        )
+    if isinstance(exc, openai.APIError):  # an error event inside the stream
+        text = _error_text(exc.body) or exc.message
+        return ProviderError(
+            f"{name} stream error: {text}", retryable=True, kind="stream",
+            output_started=output_started,
+        )
+    if isinstance(exc, ValueError):  # malformed JSON in an SSE event
+        return ProviderError(
+            f"{name} sent a malformed stream: {exc}", kind="protocol", output_started=output_started
+        )
+    return ProviderError(
+        f"{name} request failed: {type(exc).__name__}: {exc}", output_started=output_started
+    )
+
+
+# ---- chat completions ------------------------------------------------------------------------
+
+
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """History → chat completions ``messages``.  Reasoning is dropped (chat cannot take it
+    back); tool results become ``role: tool`` messages answering their call id."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for msg in messages:
+        if msg.role == "assistant":
+            text, calls = msg.text, msg.tool_calls
+            if not text and not calls:
+                continue  # e.g. reasoning only: an empty assistant turn is rejected
+            item: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                item["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": encode_arguments(c)}}
+                    for c in calls
+                ]
+            out.append(item)
+            continue
+        for result in msg.tool_results:
+            out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.output})
+        if msg.role == "user" and msg.text:
+            out.append({"role": "user", "content": msg.text})
+    return out
+
+
+def chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {
+            "name": t["name"], "description": t.get("description", ""),
+            "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+        }}
+        for t in tools
+    ]
+
+
+class _ChatAssembler:
+    """Accumulates chat chunks into events and the final message."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.by_index: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chat_usage(chunk.usage)
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+            if delta is None:
+                continue
+            # Compatible servers stream reasoning under one of these (DeepSeek/vLLM, OpenRouter).
+            for key in ("reasoning_content", "reasoning"):
+                piece = getattr(delta, key, None)
+                if isinstance(piece, str) and piece:
+                    self.reasoning.append(piece)
+                    events.append(ReasoningDelta(piece))
+                    break
+            for piece in (delta.content, getattr(delta, "refusal", None)):
+                if piece:
+                    self.text.append(piece)
+                    events.append(TextDelta(piece))
+            for frag in delta.tool_calls or []:
+                events.extend(self._tool_fragment(frag))
+        return events
+
+    def _tool_fragment(self, frag: Any) -> list[StreamEvent]:
+        index = frag.index if frag.index is not None else len(self.calls)
+        call = self.by_index.get(index)
+        # Some servers reuse index 0 for every call; a new id means a new call.
+        if call is None or (frag.id and call["id"] and frag.id != call["id"]):
+            call = {"id": frag.id or "", "name": "", "args": [], "announced": False}
+            self.calls.append(call)
+            self.by_index[index] = call
+        fn = frag.function
+        if fn is not None:
+            if fn.name and not call["name"]:
+                call["name"] = fn.name
+            if fn.arguments:
+                call["args"].append(fn.arguments)
+        if call["name"] and not call["announced"]:
+            call["announced"] = True
+            call["id"] = call["id"] or f"call_{len(self.calls)}"
+            return [ToolCallStarted(call["id"], call["name"])]
+        return []
+
+    def finish_step(self) -> StepFinished:
+        if self.finish is None:
+            # The body ended without a finish reason: the stream was cut short.
+            raise ProviderError(f"{self.name} stream ended before the model finished",
+                                retryable=True, kind="connection", output_started=True)
+        parts: list[Any] = []
+        if self.reasoning:
+            parts.append(ReasoningPart("".join(self.reasoning), provider="openai-chat"))
+        if self.text:
+            parts.append(TextPart("".join(self.text)))
+        for i, call in enumerate(self.calls):
+            raw = "".join(call["args"])
+            parts.append(ToolCallPart(
+                id=call["id"] or f"call_{i + 1}", name=call["name"],
+                arguments=decode_arguments(raw), raw_arguments=raw,
+            ))
+        stop = _CHAT_STOP.get(self.finish or "stop", self.finish or "end")
+        if self.calls and stop == "end":
+            stop = "tool_use"  # some servers say "stop" after tool calls
+        return StepFinished(Message("assistant", parts), self.usage, stop)
+
+
+def chat_usage(usage: Any) -> Usage:
+    """Chat ``usage`` → :class:`Usage` (cached and reasoning tokens from the details)."""
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+    )
+
+
+class ChatProvider:
+    """Chat completions over ``openai.AsyncOpenAI`` (OpenAI and compatible servers)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.settings = endpoint.settings
+        self.label = f"{endpoint.name} chat completions"
+        self.alternatives: list[Provider] = []
+
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create``."""
+        params: dict[str, Any] = {
+            "model": request.model or self.settings.model,
+            "messages": chat_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = chat_tools(request.tools)
+        if self.endpoint.send_reasoning():
+            params["reasoning_effort"] = self.endpoint.effort(request.thinking)
+        return params
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
+        assembler = _ChatAssembler(self.endpoint.name)
+        started = False
+        try:
+            params = self.params(request)
+            response = await self.endpoint.client().chat.completions.create(**params)
+            async with response as chunks:
+                async for chunk in chunks:
+                    for event in assembler.feed(chunk):
+                        started = True
+                        yield event
+            finished = assembler.finish_step()
+        except Exception as exc:
+            raise self.endpoint.error(exc, output_started=started) from exc
+        yield finished
+
+    async def list_models(self) -> list[str]:
+        """Model ids from ``GET /models``, sorted."""
+        return await self.endpoint.list_models()
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()
+
+
+# ---- responses -------------------------------------------------------------------------------
+
+
+def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
+    """History → responses ``input`` items.  Nothing refers to stored items (``store`` is
+    off): messages and calls go without ids, reasoning goes back whole with its encrypted
+    content, which is the only reasoning the API can accept from us."""
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role == "assistant":
+            for part in msg.parts:
+                if isinstance(part, ReasoningPart):
+                    if part.encrypted and part.item_id:
+                        summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+                        out.append({"type": "reasoning", "id": part.item_id, "summary": summary,
+                                    "encrypted_content": part.encrypted})
+                elif isinstance(part, TextPart):
+                    if part.text:
+                        out.append({"type": "message", "role": "assistant", "content": part.text})
+                elif isinstance(part, ToolCallPart):
+                    out.append({"type": "function_call", "call_id": part.id, "name": part.name,
+                                "arguments": encode_arguments(part)})
+            continue
+        for result in msg.tool_results:
+            out.append({"type": "function_call_output", "call_id": result.call_id,
+                        "output": result.output})
+        if msg.role == "user" and msg.text:
+            out.append({"type": "message", "role": "user", "content": msg.text})
+    return out
+
+
+def responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "name": t["name"], "description": t.get("description", ""),
+         "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+         "strict": False}
+        for t in tools
+    ]
+
+
+def responses_usage(usage: Any) -> Usage:
+    """Responses ``usage`` → :class:`Usage`."""
+    if usage is None:
+        return Usage()
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cached_tokens=getattr(usage.input_tokens_details, "cached_tokens", None) or 0,
+        reasoning_tokens=getattr(usage.output_tokens_details, "reasoning_tokens", None) or 0,
+    )
+
+
+class _ResponsesAssembler:
+    """Accumulates responses events into stream events and the final message."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.items: dict[int, Any] = {}  # output_index → finished part
+        self.args: dict[int, list[str]] = {}
+        self.summary_index: dict[int, int] = {}
+        self.usage = Usage()
+        self.stop = "end"
+        self.done = False
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        kind = getattr(event, "type", "")
+        if kind == "response.output_item.added":
+            item = event.item
+            if item.type == "function_call":
+                return [ToolCallStarted(item.call_id, item.name)]
+        elif kind == "response.reasoning_summary_text.delta":
+            # Separate summary parts the way the API's own summary text does.
+            last = self.summary_index.setdefault(event.output_index, event.summary_index)
+            self.summary_index[event.output_index] = event.summary_index
+            prefix = "\n\n" if event.summary_index != last else ""
+            return [ReasoningDelta(prefix + event.delta)]
+        elif kind == "response.reasoning_text.delta":
+            return [ReasoningDelta(event.delta)]
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            return [TextDelta(event.delta)]
+        elif kind == "response.function_call_arguments.delta":
+            self.args.setdefault(event.output_index, []).append(event.delta)
+        elif kind == "response.output_item.done":
+            part = self._part(event.item, event.output_index)
+            if part is not None:
+                self.items[event.output_index] = part
+        elif kind in ("response.completed", "response.incomplete"):
+            self._complete(event.response)
+        elif kind == "response.failed":
+            err = getattr(event.response, "error", None)
+            text = getattr(err, "message", None) or "the response failed"
+            raise ProviderError(f"{self.endpoint.name} stream error: {text}", retryable=True,
+                                kind="stream")
+        elif kind == "error":
+            text = getattr(event, "message", None) or "error event"
+            code = getattr(event, "code", None)
+            raise ProviderError(
+                f"{self.endpoint.name} stream error: {text}" + (f" ({code})" if code else ""),
+                retryable=True, kind="stream",
+            )
+        return []
+
+    def _part(self, item: Any, index: int) -> Any:
+        if item.type == "reasoning":
+            texts = [s.text for s in item.summary or []]
+            if not texts:
+                texts = [c.text for c in getattr(item, "content", None) or []]
+            return ReasoningPart(
+                "\n\n".join(texts), encrypted=getattr(item, "encrypted_content", None),
+                item_id=item.id, provider="openai",
+            )
+        if item.type == "message":
+            text = "".join(
+                getattr(c, "text", None) or getattr(c, "refusal", None) or ""
+                for c in item.content or []
+            )
+            return TextPart(text) if text else None
+        if item.type == "function_call":
+            raw = item.arguments
+            if raw is None:
+                raw = "".join(self.args.get(index, []))
+            return ToolCallPart(id=item.call_id, name=item.name, arguments=decode_arguments(raw),
+                                raw_arguments=raw, item_id=item.id)
+        return None
+
+    def _complete(self, response: Any) -> None:
+        self.done = True
+        self.usage = responses_usage(getattr(response, "usage", None))
+        # Items the stream never closed explicitly: take them from the final response.
+        for index, item in enumerate(getattr(response, "output", None) or []):
+            if index not in self.items:
+                part = self._part(item, index)
+                if part is not None:
+                    self.items[index] = part
+        if response.status == "incomplete":
+            reason = getattr(response.incomplete_details, "reason", None)
+            self.stop = "refusal" if reason == "content_filter" else "max_tokens"
+
+    def finish_step(self) -> StepFinished:
+        if not self.done:
+            raise ProviderError(f"{self.endpoint.name} stream ended before the response completed",
+                                retryable=True, kind="connection", output_started=True)
+        parts = [self.items[i] for i in sorted(self.items)]
+        stop = self.stop
+        if stop == "end" and any(isinstance(p, ToolCallPart) for p in parts):
+            stop = "tool_use"
+        return StepFinished(Message("assistant", parts), self.usage, stop)
+
+
+class ResponsesProvider:
+    """OpenAI's responses API, stateless (``store=False``, encrypted reasoning inline)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.settings = endpoint.settings
+        self.label = f"{endpoint.name} responses"
+        self.alternatives: list[Provider] = []
+
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The keyword arguments for ``responses.create``."""
+        params: dict[str, Any] = {
+            "model": request.model or self.settings.model,
+            "input": responses_input(request.messages),
+            "stream": True,
+            "store": False,
+        }
+        if request.system:
+            params["instructions"] = request.system
+        if request.tools:
+            params["tools"] = responses_tools(request.tools)
+        if self.endpoint.send_reasoning():
+            params["reasoning"] = {"effort": self.endpoint.effort(request.thinking),
+                                   "summary": "auto"}
+            params["include"] = ["reasoning.encrypted_content"]
+        return params
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
+        assembler = _ResponsesAssembler(self.endpoint)
+        started = False
+        try:
+            params = self.params(request)
+            response = await self.endpoint.client().responses.create(**params)
+            async with response as events:
+                async for event in events:
+                    for out in assembler.feed(event):
+                        started = True
+                        yield out
+            finished = assembler.finish_step()
+        except Exception as exc:
+            raise self.endpoint.error(exc, output_started=started) from exc
+        yield finished
+
+    async def list_models(self) -> list[str]:
+        """Model ids from ``GET /models``, sorted."""
+        return await self.endpoint.list_models()
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()
+
+
+# ---- registration ----------------------------------------------------------------------------
+
+
+def create(settings: ProviderSettings) -> Provider:
+    """Build the provider for ``settings`` (see the module docstring for ``openai_api``)."""
+    mode = settings.options.get("openai_api", "auto")
+    endpoint = Endpoint(settings)
+    if mode == "chat":
+        return ChatProvider(endpoint)
+    if mode == "responses":
+        return ResponsesProvider(endpoint)
+    if mode != "auto":
+        raise ProviderError(
+            f'openai_api must be "auto", "chat" or "responses", not "{mode}"', kind="config"
+        )
+    chat = ChatProvider(endpoint)
+    if endpoint.official:
+        chat.alternatives = [ResponsesProvider(endpoint)]
+    return chat
+
+
+SPEC = ProviderSpec(
+    name="openai",
+    create=create,
+    env_key="OPENAI_API_KEY",
+    default_base_url=OFFICIAL_BASE_URL,
+    default_model="gpt-5",
+    description="OpenAI and OpenAI-compatible endpoints (chat completions, responses)",
+)
+
+
+@hookimpl
+def agent_register_providers(register: Any, config: Any) -> None:
+    """Register the ``openai`` provider."""
+    register(SPEC)
