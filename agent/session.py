@@ -140,6 +140,12 @@ class Session:
             task.cancel()
         return ids
 
+    def was_interrupted(self, call_id: str) -> bool:
+        """True when ``call_id`` was stopped by :meth:`interrupt_tools` (ctrl-c) rather than
+        by the whole turn being cancelled.  A tool that catches ``CancelledError`` asks this:
+        interrupted, it cleans up and fails the call with a message; otherwise it re-raises."""
+        return call_id in self._interrupted
+
     # ---- the turn ---------------------------------------------------------------------------
 
     async def run(self, prompt: str | Message) -> AsyncIterator[ev.Event]:

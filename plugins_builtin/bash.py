@@ -1,0 +1,345 @@
+"""Adds `bash`: runs a shell command in the workspace, streaming its output live."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from agent import Effects, Tool, ToolError, ToolResult, hookimpl
+
+log = logging.getLogger("agent.plugins.bash")
+
+DEFAULT_TIMEOUT_MS = 120_000
+MIN_TIMEOUT_MS = 1_000
+MAX_TIMEOUT_MS = 600_000
+
+#: Characters kept from the end of each stream; older output is counted, not kept.
+TAIL_CHARS = 30_000
+#: The part of the result (characters) the two sections share; the core caps at 30,000.
+RESULT_BUDGET = 29_000
+#: After SIGTERM, how long the process group gets before SIGKILL (seconds).
+KILL_GRACE = 0.25
+#: After the command exits, how long to keep reading output that background jobs still write.
+DRAIN_AFTER_EXIT = 1.0
+#: Live output is sent in batches at most this often (seconds), at most this many characters.
+LIVE_INTERVAL = 0.05
+LIVE_MAX = 16_000
+READ_SIZE = 65_536
+
+INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
+NO_OUTPUT = "(no output before it was killed)"
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "minLength": 1,
+                    "description": "The command line, run with `bash -lc` in the workspace root."},
+        "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS,
+                    "description": "Milliseconds before the command is killed "
+                                   f"(default {DEFAULT_TIMEOUT_MS})."},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+DESCRIPTION = (
+    "Run a shell command with bash in the workspace root and return its exit code, stdout and "
+    "stderr (the last 30,000 characters). stdin is empty, so the command must not wait for "
+    "input. `timeout` is in milliseconds (1000-600000, default 120000); on timeout the whole "
+    "process tree is killed. Background jobs that keep the output open stop being read once "
+    "the command exits; redirect their output to a file.")
+
+
+class _Tail:
+    """The last :data:`TAIL_CHARS` characters of one stream, plus counts of everything."""
+
+    def __init__(self, limit: int = TAIL_CHARS) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.total = 0
+        self.newlines = 0
+        self.last = ""
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self.parts.append(text)
+        self.size += len(text)
+        self.total += len(text)
+        self.newlines += text.count("\n")
+        self.last = text[-1]
+        if self.size > 2 * self.limit:  # trim in batches: amortised linear
+            kept = "".join(self.parts)[-self.limit:]
+            self.parts, self.size = [kept], len(kept)
+
+    @property
+    def lines(self) -> int:
+        return self.newlines + (1 if self.total and self.last != "\n" else 0)
+
+    def text(self, budget: int) -> str:
+        """The kept tail, trimmed to ``budget`` characters and to no blank edges."""
+        kept = "".join(self.parts)[-self.limit:]
+        if len(kept) > budget:
+            kept = kept[-budget:]
+        if self.total > len(kept):
+            # Start at a line boundary rather than mid-line, when one is near.
+            cut = kept.find("\n", 0, 500)
+            if cut >= 0:
+                kept = kept[cut + 1:]
+        dropped = self.total - len(kept)
+        body = kept.rstrip().lstrip("\n")
+        if dropped and body:
+            return f"... [{dropped} earlier chars not shown]\n{body}"
+        return body
+
+
+class _Live:
+    """Batches live output for ``emit_output``: at most every :data:`LIVE_INTERVAL` seconds,
+    and never more than :data:`LIVE_MAX` characters pending (a flood keeps its newest part)."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.parts: list[str] = []
+        self.size = 0
+        self.skipped = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > 2 * LIVE_MAX:
+            joined = "".join(self.parts)
+            self.skipped += len(joined) - LIVE_MAX
+            self.parts, self.size = [joined[-LIVE_MAX:]], LIVE_MAX
+
+    def flush(self) -> None:
+        if not self.parts:
+            return
+        text = "".join(self.parts)
+        if len(text) > LIVE_MAX:
+            self.skipped += len(text) - LIVE_MAX
+            text = text[-LIVE_MAX:]
+        if self.skipped:
+            text = f"[... {self.skipped} chars skipped ...]\n{text}"
+        self.parts, self.size, self.skipped = [], 0, 0
+        try:
+            self.emit(text)
+        except Exception:  # a broken display never stops the command
+            log.exception("emitting live output failed")
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(LIVE_INTERVAL)
+            self.flush()
+
+
+class _PipeReader:
+    """Reads one pipe without blocking the loop; ``done`` resolves at end of file."""
+
+    def __init__(self, fd: int, tail: _Tail, live: _Live) -> None:
+        self.fd = fd
+        self.tail = tail
+        self.live = live
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[None] = self.loop.create_future()
+        os.set_blocking(fd, False)
+        self.loop.add_reader(fd, self._readable)
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self.fd, READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        text = self.decoder.decode(data, final=not data)
+        self.tail.add(text)
+        if text:
+            self.live.add(text)
+        if not data:
+            self.close()
+
+    def close(self) -> None:
+        """Stop reading (at end of file, or because a background job holds the pipe)."""
+        if self.fd < 0:
+            return
+        self.loop.remove_reader(self.fd)
+        os.close(self.fd)
+        self.fd = -1
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def kill_tree(proc: asyncio.subprocess.Process) -> int:
+    """SIGTERM the command's whole process group, SIGKILL whatever is left after
+    :data:`KILL_GRACE`, and reap the shell.  Returns the signal that was sent last."""
+    pgid = proc.pid
+    last = signal.SIGTERM
+    _signal_group(pgid, signal.SIGTERM)
+    loop = asyncio.get_running_loop()
+    try:
+        deadline = loop.time() + KILL_GRACE
+        while loop.time() < deadline and _group_alive(pgid):
+            await asyncio.sleep(0.01)
+    finally:
+        # Runs even if cleanup itself is cancelled: nothing in the group may survive.
+        if _group_alive(pgid):
+            last = signal.SIGKILL
+            _signal_group(pgid, signal.SIGKILL)
+    await proc.wait()
+    return int(last)
+
+
+async def _stop_readers(readers: list[_PipeReader], wait: float) -> bool:
+    """Wait up to ``wait`` seconds for end of file; True if some pipe was still open."""
+    pending = [r.done for r in readers if not r.done.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=wait)
+    still_open = any(not r.done.done() for r in readers)
+    for reader in readers:
+        reader.close()
+    return still_open
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _sections(out: _Tail, err: _Tail) -> str:
+    """``stdout:`` and ``stderr:`` sections sharing :data:`RESULT_BUDGET` characters."""
+    half = RESULT_BUDGET // 2
+    out_len = min(out.total, out.limit)
+    err_len = min(err.total, err.limit)
+    out_budget = max(half, RESULT_BUDGET - min(err_len, half))
+    err_budget = max(half, RESULT_BUDGET - min(out_len, half))
+    parts = []
+    stdout = out.text(out_budget)
+    stderr = err.text(err_budget)
+    if stdout:
+        parts.append(f"stdout:\n{stdout}")
+    if stderr:
+        parts.append(f"stderr:\n{stderr}")
+    return "\n".join(parts)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
+    command: str = args["command"]
+    timeout_ms = int(args.get("timeout") or DEFAULT_TIMEOUT_MS)
+    out, err = _Tail(), _Tail()
+    live = _Live(ctx.emit_output)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-lc", command, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
+            stdout=out_w, stderr=err_w, start_new_session=True)
+    except FileNotFoundError:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        raise ToolError("bash is not installed or not on PATH.") from None
+    except OSError as exc:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        raise ToolError(f"Could not start bash: {exc}") from None
+    os.close(out_w)
+    os.close(err_w)
+    readers = [_PipeReader(out_r, out, live), _PipeReader(err_r, err, live)]
+    flusher = asyncio.create_task(live.run())
+    timed_out = False
+    killed_with = 0
+    held_open = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_ms / 1000)
+        except TimeoutError:
+            timed_out = True
+            killed_with = await kill_tree(proc)
+        held_open = await _stop_readers(readers, DRAIN_AFTER_EXIT)
+    except asyncio.CancelledError:
+        await kill_tree(proc)
+        await _stop_readers(readers, 0.05)
+        flusher.cancel()
+        live.flush()
+        session = ctx.session
+        was_interrupted = getattr(session, "was_interrupted", None)
+        if not (was_interrupted and was_interrupted(ctx.call.id)):
+            raise  # the whole turn is being cancelled, not just this command
+        so_far = _sections(out, err) or NO_OUTPUT
+        raise ToolError(f"{INTERRUPTED}\n{so_far}") from None
+    finally:
+        flusher.cancel()
+        if proc.returncode is None:  # an unexpected error: leave nothing running
+            _signal_group(proc.pid, signal.SIGKILL)
+        for reader in readers:
+            reader.close()
+    live.flush()
+
+    code = proc.returncode if proc.returncode is not None else -1
+    signal_number = -code if code < 0 else 0
+    if timed_out and not signal_number:
+        signal_number = killed_with
+    exit_code = 128 + signal_number if code < 0 else code
+    head = f"exit: {exit_code}"
+    if signal_number:
+        note = f"killed by {_signal_name(signal_number)}"
+        if timed_out:
+            note += f"; timeout is {timeout_ms}ms"
+        head += f" ({note})"
+    body = _sections(out, err)
+    text = head + ("\n" + body if body else "")
+    if held_open:
+        text += ("\n(background jobs kept the output open; reading stopped when the command "
+                 "exited)")
+    lines = out.lines + err.lines
+    summary = f"exit {exit_code}, {_plural(lines, 'line')} out"
+    if signal_number:
+        summary = f"killed by {_signal_name(signal_number)}" + (
+            " (timeout)" if timed_out else "") + f", {_plural(lines, 'line')} out"
+    return ToolResult(text, summary=summary)
+
+
+BASH = Tool(
+    name="bash",
+    description=DESCRIPTION,
+    run=run_bash,
+    parameters=PARAMETERS,
+    effects=lambda args: Effects(command=args.get("command", "")),
+    tool_set="core",
+    prompt="runs `bash -lc` in the workspace root; prefer the file tools for reading and "
+           "editing files; never start interactive programs or ones that wait for input.",
+)
+
+
+@hookimpl
+def agent_register_tools(register, config):
+    register(BASH)
