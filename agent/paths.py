@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
 
 from agent.tools import ToolError
@@ -12,20 +11,51 @@ from agent.tools import ToolError
 def jail(root: Path, path: str) -> Path:
     """Resolve ``path`` against ``root`` and refuse anything that lands outside it.
 
-    Symlinks are resolved too, so a link inside the workspace that points outside is an
-    escape.  The error text is the one the model sees: ``Path escapes workspace: <p>``.
+    Resolve-then-compare: ``..`` segments, absolute paths, ``~`` and symlinks (anywhere on the
+    path, the last component included, dangling or not) are all resolved first, so a link
+    inside the workspace that points outside is an escape.  The returned path is the real
+    path.  The error text is the one the model sees: ``Path escapes workspace: <p>``.
+
+    Names are taken byte for byte: no Unicode normalisation, because on most filesystems a
+    decomposed and a composed name are two different files, and normalising would make an
+    existing file unreachable.  Odd characters (fullwidth dots, backslashes, ``%2e``) are
+    therefore ordinary name characters, never separators or ``..``.
     """
     if not isinstance(path, str) or path == "":
         raise ToolError("A path is required.")
     if "\x00" in path:
         raise ToolError(f"Path escapes workspace: {path!r} (contains a NUL byte)")
-    # NFC so that visually identical names compare equal; odd Unicode never changes the jail.
-    cleaned = unicodedata.normalize("NFC", path)
     root_real = Path(os.path.realpath(root))
-    candidate = Path(os.path.realpath(root_real / os.path.expanduser(cleaned)))
-    if candidate != root_real and root_real not in candidate.parents:
+    candidate = Path(os.path.realpath(root_real / os.path.expanduser(path)))
+    if not is_inside(root_real, candidate):
         raise ToolError(f"Path escapes workspace: {path}")
     return candidate
+
+
+def jail_entry(root: Path, path: str) -> Path:
+    """Like :func:`jail`, but names the directory entry itself rather than a link's target.
+
+    For operations on the entry (delete, move): removing a symlink must remove the link, not
+    the file it points to.  The target must still lie inside the workspace (the jail is not
+    relaxed); only the returned path differs, being ``realpath(parent) / name``.
+    """
+    target = jail(root, path)
+    root_real = Path(os.path.realpath(root))
+    raw = os.path.join(root_real, os.path.expanduser(path))
+    head, name = os.path.split(raw)
+    if name in ("", ".", ".."):  # "dir/", "x/." or "x/..": the directory itself
+        return target
+    # The kernel resolves "link/.." through the link, so the parent is resolved the same way.
+    parent = Path(os.path.realpath(head))
+    entry = parent / name
+    if not is_inside(root_real, parent) or entry == root_real:
+        raise ToolError(f"Path escapes workspace: {path}")
+    return entry
+
+
+def is_inside(root_real: Path, candidate: Path) -> bool:
+    """Whether ``candidate`` is ``root_real`` or below it (both already real paths)."""
+    return candidate == root_real or root_real in candidate.parents
 
 
 def relative(root: Path, path: Path) -> str:

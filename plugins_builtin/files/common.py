@@ -1,0 +1,118 @@
+"""Shared pieces of the file tools: the jail, text decoding, binary detection, numbering."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agent import ToolContext, ToolError
+from agent.paths import jail, jail_entry
+
+#: A NUL byte within this many leading bytes makes a file binary.
+BINARY_PROBE = 8192
+
+#: Default and cap values from the tool specification.
+READ_LIMIT = 2000
+
+
+def resolve(ctx: ToolContext, path: str) -> Path:
+    """``path`` inside the workspace (the real path), or ``Path escapes workspace``."""
+    return jail(ctx.workspace, path)
+
+
+def resolve_entry(ctx: ToolContext, path: str) -> Path:
+    """The directory entry ``path`` names (a symlink itself, not its target), jailed."""
+    return jail_entry(ctx.workspace, path)
+
+
+def is_binary(head: bytes) -> bool:
+    """A NUL byte in the first 8,192 bytes means the file is not text."""
+    return b"\x00" in head[:BINARY_PROBE]
+
+
+def binary_message(path: str) -> str:
+    return f"{path} is a binary file, not text. Use bash if you need to inspect it."
+
+
+def os_message(exc: OSError) -> str:
+    """A short human reason for an OS error (``Permission denied``, ``File name too long``)."""
+    return exc.strerror or type(exc).__name__
+
+
+def read_text(real: Path, shown: str) -> str:
+    """Read a text file for a tool, with the spec's errors for missing, directory and binary."""
+    try:
+        data = real.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"No such file: {shown}") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown} is a directory, not a file. Use list_dir to see what "
+                        "it holds.") from None
+    except NotADirectoryError:
+        raise ToolError(f"No such file: {shown}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {os_message(exc)}") from None
+    if is_binary(data):
+        raise ToolError(binary_message(shown))
+    return data.decode("utf-8", errors="replace")
+
+
+def write_text(real: Path, shown: str, text: str) -> None:
+    """Write ``text`` as UTF-8 in place (keeping the file's mode), creating parent dirs."""
+    try:
+        if real.is_dir():
+            raise ToolError(f"{shown} is a directory, not a file.")
+        real.parent.mkdir(parents=True, exist_ok=True)
+        with open(real, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except ToolError:
+        raise
+    except OSError as exc:
+        raise ToolError(f"Cannot write {shown}: {os_message(exc)}") from None
+
+
+def number_lines(text: str, offset: int = 1, limit: int = READ_LIMIT) -> tuple[str, int, int]:
+    """``N: text`` lines from 1-based ``offset``, at most ``limit`` of them.
+
+    A trailing newline yields a final empty numbered line (the file's real last line
+    number).  Returns (text, first line shown, total lines).  A carriage return ending a line
+    (CRLF files) is not shown.
+    """
+    lines = text.split("\n")
+    total = len(lines)
+    window = lines[offset - 1: offset - 1 + limit]
+    out = [f"{n}: {line[:-1] if line.endswith(chr(13)) else line}"
+           for n, line in enumerate(window, start=offset)]
+    return "\n".join(out), offset, total
+
+
+def read_window(real: Path, shown: str, offset: int, limit: int) -> tuple[str, int]:
+    """The numbered window of one file, with a note when more lines follow.
+
+    Returns (output, number of lines shown).
+    """
+    text = read_text(real, shown)
+    if text == "":
+        return f"{shown} is empty (0 bytes).", 0
+    body, first, total = number_lines(text, offset, limit)
+    if offset > total:
+        raise ToolError(f"{shown} has {total} lines; offset {offset} is past the end.")
+    shown_count = min(limit, total - offset + 1)
+    last = first + shown_count - 1
+    if last < total:
+        body += (f"\n... [lines {first}-{last} of {total} shown; "
+                 f"continue with offset={last + 1}]")
+    return body, shown_count
+
+
+def display_path(ctx: ToolContext, real: Path) -> str:
+    """``real`` relative to the workspace, posix style (``.`` for the root)."""
+    root = os.path.realpath(ctx.workspace)
+    return Path(os.path.relpath(real, root)).as_posix()
+
+
+def arg(args: dict[str, Any], name: str, default: Any = None) -> Any:
+    """An optional argument; JSON ``null`` counts as absent."""
+    value = args.get(name)
+    return default if value is None else value

