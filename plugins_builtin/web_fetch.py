@@ -1,4 +1,4 @@
-"""Adds ``web_fetch`` (tool set ``net``, off by default): a public web page as text, asked every time.
+"""Adds ``web_fetch`` (tool set ``net``, off by default): a public web page as text, asked first.
 
 The tool is an SSRF boundary: the model chooses the URL, and the page it gets back may try to
 steer it.  So, for the first request and for every redirect hop:

@@ -258,9 +258,11 @@ HOSTILE: list[tuple[str, str]] = [
     ("http://172.16.5.4/", LOOPBACK + "172.16.5.4 (a private address)"),
     ("http://172.31.255.255/", LOOPBACK + "172.31.255.255 (a private address)"),
     ("http://192.168.0.1:8443/", LOOPBACK + "192.168.0.1 (a private address)"),
-    ("http://169.254.169.254/latest/meta-data/", LOOPBACK + "169.254.169.254 (a link-local address)"),
+    ("http://169.254.169.254/latest/meta-data/",
+     LOOPBACK + "169.254.169.254 (a link-local address)"),
     ("http://100.64.0.1/", LOOPBACK + "100.64.0.1 (a shared (carrier-grade NAT) address)"),
-    ("http://100.127.255.254/", LOOPBACK + "100.127.255.254 (a shared (carrier-grade NAT) address)"),
+    ("http://100.127.255.254/",
+     LOOPBACK + "100.127.255.254 (a shared (carrier-grade NAT) address)"),
     ("http://0.1.2.3/", LOOPBACK + "0.1.2.3 (a 'this network' address)"),
     ("http://0.0.0.0/", LOOPBACK + "0.0.0.0 (an unspecified address)"),
     ("http://224.0.0.1/", LOOPBACK + "224.0.0.1 (a multicast address)"),
@@ -333,8 +335,9 @@ HOSTILE: list[tuple[str, str]] = [
 
 # Not usable as a Location header (they cannot survive HTTP framing), so only tried directly.
 HOSTILE_DIRECT_ONLY: list[tuple[str, str]] = [
-    ("http://127.0.0.1\\@example.test/", "not a URL (it contains whitespace, a control "
-                                          "character or a backslash): 'http://127.0.0.1\\\\@example.test/'"),
+    ("http://127.0.0.1\\@example.test/",
+     "not a URL (it contains whitespace, a control character or a backslash): "
+     "'http://127.0.0.1\\\\@example.test/'"),
     ("http://local host/", "not a URL (it contains whitespace, a control character or a "
                            "backslash): 'http://local host/'"),
     ("example.test/page", "not a URL: example.test/page (give the full address, starting "
