@@ -16,8 +16,10 @@ multipliers and 1-hour cache writes are not modelled.
 Lookup (:func:`price_for`): the model id is lower-cased, anything up to the last ``/`` is
 dropped (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``), dots become dashes
 (``claude-opus-4.5`` and ``claude-opus-4-5`` are the same model), and the longest table key
-that is a prefix of what remains wins, so dated ids (``claude-sonnet-4-5-20250929``) and
-suffixes (``gpt-5-mini-2025-08-07``) resolve to their family.  No match → None: "unpriced".
+that is a prefix of what remains, ending at a word boundary, wins: dated ids
+(``claude-sonnet-4-5-20250929``) and suffixes (``gpt-5-mini-2025-08-07``) resolve to their
+family, while ``gpt-5-2025-08-07`` is not mistaken for ``gpt-5.2`` (``gpt-5-2`` followed by a
+digit is no boundary).  No match → None: "unpriced".
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ def price_for(model: str | None) -> Price | None:
     name = normalise(model)
     best = ""
     for key in PRICES:
-        if name.startswith(key) and len(key) > len(best):
+        if len(key) > len(best) and name.startswith(key) and (
+                len(name) == len(key) or not name[len(key)].isalnum()):
             best = key
     return PRICES[best] if best else None
 

@@ -167,6 +167,11 @@ class SessionRecorder:
         self.pending_title = ""
         self._saved = _Saved()
 
+    @property
+    def title(self) -> str:
+        """The saved (or chosen, not yet saved) title of the current session."""
+        return self.pending_title or self._saved.title
+
     # -- the loop's two calls --
 
     def message_added(self, session: Any, message: Message) -> None:
