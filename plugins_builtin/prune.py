@@ -1,0 +1,581 @@
+"""Keeps long sessions inside the context window: prunes what is sent, summarises what it drops; /compact, /pin.
+
+Only the outgoing request is changed (``agent_prepare_request``); the session's history stays
+complete.  Past the threshold, in order, until the request fits:
+
+1. strip reasoning (the current tool loop's last thinking block stays: Anthropic requires it)
+   and detach provider item ids, dropping messages left empty;
+2. keep tool calls and results only in the last 64, 32, 16, 8 or 4 messages (the widest that
+   fits); older calls become one-line notes saying what ran and how it went;
+3. replace the oldest span with a model-written summary (cached per span, so it is written
+   once; a deterministic summary stands in if the model call fails).  Pinned messages and the
+   current prompt stay verbatim.
+
+After every prune the request is repaired: no tool result without its call, no call without
+its result.  Providers here send everything inline (no ``item_reference``), so the
+"404 item not found" failure of stored-item APIs cannot happen and needs no retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from agent import Option, SlashCommand, hookimpl
+from agent.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
+
+log = logging.getLogger("agent.prune")
+
+DEFAULT_THRESHOLD = 120_000
+#: Tool tails tried, widest first.
+RUNGS = (64, 32, 16, 8, 4)
+#: A summary's budget: asked of the model, and enforced by cutting.
+SUMMARY_TOKENS = 2_000
+SUMMARY_CHARS = SUMMARY_TOKENS * 4
+#: After a cut, the kept part uses at most this share of the budget, so the cut (and its
+#: summary) holds for many steps instead of moving, and costing a model call, every step.
+LOW_WATER = 0.5
+#: Summaries kept per session (older spans are never asked for again).
+CACHE_SIZE = 8
+
+SUMMARY_PREFIX = ("Summary of the earlier part of this session (older messages were left out "
+                  "to fit the context window):\n\n")
+COMPACT_PREFIX = "Summary of the session so far:\n\n"
+
+SUMMARY_SYSTEM = """\
+You write the working notes a coding agent needs to carry on a session whose earlier messages
+are about to be dropped. Write plain notes, at most 1,200 words, under these headings:
+User goal and requests; Files touched (paths, what changed); Decisions and constraints;
+Commands run and their outcomes; Open problems and what remains to do.
+Keep exact paths, names, commands, error messages and numbers. Leave out pleasantries, file
+contents, and anything the agent can simply re-read. If earlier notes are given, merge them
+with the new messages into one set of notes."""
+
+
+# ---- estimates ------------------------------------------------------------------------------
+
+
+_encoded: dict[int, tuple[Message, str]] = {}
+_ENCODED_MAX = 20_000
+
+
+def encode(message: Message) -> str:
+    """The JSON a message is estimated and hashed by (its pinned flag left out).
+
+    Memoised by identity: history messages are never edited in place, and the same long
+    history is measured on every step.  The memo holds the message, so its id stays unique.
+    """
+    hit = _encoded.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    data = message.to_dict()
+    data.pop("pinned", None)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    if len(_encoded) >= _ENCODED_MAX:
+        for stale in list(_encoded)[: _ENCODED_MAX // 4]:
+            del _encoded[stale]
+    _encoded[id(message)] = (message, text)
+    return text
+
+
+def tokens(message: Message) -> int:
+    """Estimated tokens: JSON characters / 4 (cheap, and conservative for code)."""
+    return len(encode(message)) // 4 + 1
+
+
+def estimate(messages: Iterable[Message | None]) -> int:
+    return sum(tokens(m) for m in messages if m is not None)
+
+
+def span_key(messages: list[Message]) -> str:
+    digest = hashlib.sha256()
+    for m in messages:
+        digest.update(encode(m).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+# ---- pruning steps (pure; every step returns new messages, never edits its input) -----------
+
+Aligned = list[Message | None]  # index-aligned with the history; None = dropped
+
+
+def _last_prompt_index(messages: list[Message]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return i
+    return -1
+
+
+def strip_reasoning(messages: list[Message]) -> Aligned:
+    """Step 1: drop reasoning parts and provider item ids; messages left empty become None.
+
+    The last assistant message of the running tool loop keeps its reasoning untouched:
+    with thinking on, Anthropic rejects a tool continuation whose assistant turn lost its
+    thinking block.
+    """
+    keep = -1
+    last = len(messages) - 1
+    if last > 0 and messages[last].role == "tool" and messages[last - 1].role == "assistant":
+        keep = last - 1
+    out: Aligned = []
+    for i, msg in enumerate(messages):
+        if i == keep:
+            out.append(msg)
+            continue
+        changed = False
+        parts: list[Part] = []
+        for part in msg.parts:
+            if isinstance(part, ReasoningPart):
+                changed = True
+            elif isinstance(part, ToolCallPart) and part.item_id:
+                parts.append(replace(part, item_id=None))
+                changed = True
+            else:
+                parts.append(part)
+        if not parts:
+            out.append(None)
+        else:
+            out.append(replace(msg, parts=parts) if changed else msg)
+    return out
+
+
+def _brief(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def call_note(call: ToolCallPart, result: ToolResultPart | None) -> str:
+    """The one-line note an old tool call is replaced with."""
+    if result is None:
+        outcome = "no result"
+    elif result.is_error:
+        outcome = "error: " + _brief(result.output.strip().splitlines()[0] if result.output.strip()
+                                     else "", 100)
+    else:
+        lines = result.output.count("\n") + (1 if result.output else 0)
+        outcome = f"{lines} line{'s' if lines != 1 else ''} of output"
+    return (f"(earlier tool call, details pruned to save context: {call.name} "
+            f"{_brief(call.arguments, 160)} -> {outcome})")
+
+
+def answers(messages: Sequence[Message | None], i: int) -> tuple[int, dict[str, ToolResultPart]]:
+    """The tool message answering ``messages[i]`` (the next one present, if it is a tool
+    message): its index and its results by call id.  Pairing is by position, not by id
+    alone, because some servers reuse call ids across turns."""
+    for j in range(i + 1, len(messages)):
+        m = messages[j]
+        if m is not None:
+            return (j, {r.call_id: r for r in m.tool_results}) if m.role == "tool" else (-1, {})
+    return -1, {}
+
+
+def stub_tools(messages: Aligned, keep_last: int) -> Aligned:
+    """Step 2: outside the last ``keep_last`` messages, tool calls become notes and their
+    results go (a result inside the tail whose call is outside goes too)."""
+    boundary = len(messages) - keep_last
+    out: Aligned = list(messages)
+    for i, msg in enumerate(messages[:max(boundary, 0)]):
+        if msg is None or msg.role != "assistant" or not msg.tool_calls:
+            continue
+        j, found = answers(messages, i)
+        ids = {c.id for c in msg.tool_calls}
+        parts: list[Part] = []
+        for part in msg.parts:
+            if isinstance(part, ToolCallPart):
+                parts.append(TextPart(call_note(part, found.get(part.id))))
+            elif not isinstance(part, ReasoningPart):  # its reasoning no longer matches
+                parts.append(part)
+        out[i] = replace(msg, parts=parts)
+        if j >= 0 and (reply := out[j]) is not None:
+            kept = [p for p in reply.parts
+                    if not (isinstance(p, ToolResultPart) and p.call_id in ids)]
+            out[j] = replace(reply, parts=kept) if kept else None
+    return out
+
+
+def text_only(msg: Message, found: dict[str, ToolResultPart]) -> Message | None:
+    """A message kept outside its context (pinned, the current prompt): tool calls become
+    notes (``found`` holds their results), results and reasoning go, a tool message
+    becomes nothing."""
+    if msg.role == "tool":
+        return None
+    parts: list[Part] = []
+    for part in msg.parts:
+        if isinstance(part, ToolCallPart):
+            parts.append(TextPart(call_note(part, found.get(part.id))))
+        elif isinstance(part, TextPart):
+            parts.append(part)
+    return replace(msg, parts=parts) if parts else None
+
+
+def keepers(messages: list[Message], cut: int) -> list[Message]:
+    """What stays word for word from before ``cut``: pinned messages and the current
+    prompt, as text."""
+    prompt = _last_prompt_index(messages)
+    out = []
+    for i, msg in enumerate(messages[:cut]):
+        if msg.pinned or i == prompt:
+            kept = text_only(msg, answers(messages, i)[1])
+            if kept is not None:
+                out.append(kept)
+    return out
+
+
+def normalize(messages: Iterable[Message | None]) -> list[Message]:
+    """Drop empties and merge neighbours of the same role (user or assistant), reasoning
+    first so a merged assistant turn still opens with its thinking."""
+    out: list[Message] = []
+    for msg in messages:
+        if msg is None or not msg.parts:
+            continue
+        prev = out[-1] if out else None
+        if prev is not None and prev.role == msg.role and msg.role in ("user", "assistant"):
+            parts = [*prev.parts, *msg.parts]
+            parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
+            out[-1] = Message(msg.role, _join_texts(parts), prev.pinned or msg.pinned)
+        else:
+            out.append(msg)
+    return out
+
+
+def _join_texts(parts: list[Part]) -> list[Part]:
+    """Adjacent text parts as one, paragraph-separated (providers may join them bare)."""
+    out: list[Part] = []
+    for part in parts:
+        if isinstance(part, TextPart) and out and isinstance(out[-1], TextPart):
+            out[-1] = TextPart(out[-1].text.rstrip() + "\n\n" + part.text.lstrip())
+        else:
+            out.append(part)
+    return out
+
+
+def repair(messages: list[Message]) -> list[Message]:
+    """Provider invariants: every result follows its call, every call has its result in the
+    next message (calls are answered in the step that made them).  Broken pairs become
+    notes; nothing is left dangling."""
+    out: list[Message | None] = []
+    for i, msg in enumerate(messages):
+        if msg.role == "tool":
+            prev = messages[i - 1] if i else None
+            called = {c.id for c in prev.tool_calls} if prev is not None else set()
+            kept = [p for p in msg.parts
+                    if not isinstance(p, ToolResultPart) or p.call_id in called]
+            out.append(replace(msg, parts=kept) if len(kept) != len(msg.parts) else msg)
+            continue
+        if msg.role == "assistant" and msg.tool_calls:
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            answered = ({r.call_id for r in nxt.tool_results}
+                        if nxt is not None and nxt.role == "tool" else set())
+            if any(c.id not in answered for c in msg.tool_calls):
+                parts: list[Part] = []
+                for part in msg.parts:
+                    if isinstance(part, ToolCallPart) and part.id not in answered:
+                        parts.append(TextPart(call_note(part, None)))
+                    elif not isinstance(part, ReasoningPart):
+                        parts.append(part)
+                msg = replace(msg, parts=parts)
+        out.append(msg)
+    fixed = normalize(out)
+    if len(fixed) == len(messages) and all(a is b for a, b in zip(fixed, messages)):
+        return fixed
+    return repair(fixed)  # a dropped result can leave its call unanswered
+
+
+def ladder(messages: Aligned, budget: int) -> tuple[list[Message], str, bool]:
+    """Steps 1-2 on an already reasoning-stripped list: the widest tool tail that fits.
+    Returns (messages, which step, whether it fits)."""
+    if estimate(messages) <= budget:
+        return repair(normalize(messages)), "reasoning", True
+    narrowest: list[Message] = []
+    for rung in RUNGS:
+        candidate = repair(normalize(stub_tools(messages, rung)))
+        if estimate(candidate) <= budget:
+            return candidate, f"tools:{rung}", True
+        narrowest = candidate
+    return narrowest, "tools:4", False
+
+
+# ---- step 3: the summarised span ------------------------------------------------------------
+
+
+def cut_points(messages: list[Message]) -> list[int]:
+    """Where the history may be split: before any message that is not a tool result (a
+    result always sits right after its call, so no pair is split)."""
+    return [i for i in range(1, len(messages)) if messages[i].role != "tool"]
+
+
+def plan_cut(messages: list[Message], base: Aligned, budget: int,
+             previous: int | None, previous_summary: str | None = None) -> int:
+    """Choose the cut: the previous one while it still fits (with its actual summary),
+    else the earliest one (not before the previous) that leaves the request under the
+    low-water mark (reserving a full-size summary)."""
+    narrow = stub_tools(base, RUNGS[-1])
+    suffix = [0] * (len(messages) + 1)
+    for i in range(len(messages) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + (tokens(narrow[i]) if narrow[i] is not None else 0)
+    prompt = _last_prompt_index(messages)
+    head = [0] * (len(messages) + 1)  # verbatim keepers before each cut
+    for i, m in enumerate(messages):
+        kept = text_only(m, answers(messages, i)[1]) if (m.pinned or i == prompt) else None
+        head[i + 1] = head[i] + (tokens(kept) if kept is not None else 0)
+    overhead = SUMMARY_TOKENS + 50
+
+    def cost(cut: int, summary: int = overhead) -> int:
+        return summary + head[cut] + suffix[cut]
+
+    points = cut_points(messages)
+    if not points:
+        return 0
+    if previous in points:
+        known = len(previous_summary) // 4 + 50 if previous_summary is not None else overhead
+        if cost(previous, known) <= budget:
+            return previous
+    start = previous if previous in points else 0
+    later = [p for p in points if p >= start] or points
+    for limit in (budget * LOW_WATER, budget):
+        for p in later:
+            if cost(p) <= limit:
+                return p
+    return later[-1]
+
+
+def transcript(messages: Iterable[Message]) -> str:
+    """The dropped span as compact text for the summariser (long outputs cut)."""
+    lines: list[str] = []
+    for msg in messages:
+        for part in msg.parts:
+            if isinstance(part, TextPart) and part.text.strip():
+                who = "User" if msg.role == "user" else "Assistant"
+                lines.append(f"{who}: {_clip(part.text, 4000)}")
+            elif isinstance(part, ToolCallPart):
+                lines.append(f"Assistant called {part.name} {_brief(part.arguments, 400)}")
+            elif isinstance(part, ToolResultPart):
+                tag = "error" if part.is_error else "result"
+                lines.append(f"{part.name} {tag}: {_clip(part.output, 1500)}")
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} chars]"
+
+
+PATH_KEYS = ("path", "file_path", "file", "filename", "target", "source", "destination")
+
+
+def fallback_summary(messages: list[Message], earlier_notes: str | None = None) -> str:
+    """A summary without a model: the user's requests (the first few and the latest) and
+    the files the tools touched, after any model-written notes that already existed."""
+    requests = [_brief(m.text, 200) for m in messages if m.role == "user" and m.text.strip()]
+    if len(requests) > 30:
+        requests = [*requests[:3], f"... {len(requests) - 30} more ...", *requests[-27:]]
+    files: list[str] = []
+    counts: dict[str, int] = {}
+    for m in messages:
+        for call in m.tool_calls:
+            counts[call.name] = counts.get(call.name, 0) + 1
+            values = [call.arguments.get(k) for k in PATH_KEYS]
+            paths = call.arguments.get("paths")
+            values += paths if isinstance(paths, list) else []
+            files += [v for v in values if isinstance(v, str) and v and v not in files]
+    out = ["(Automatic notes: the model summary was unavailable.)"]
+    if requests:
+        out.append("User requests, oldest first:\n" + "\n".join(f"- {r}" for r in requests))
+    if files:
+        out.append("Files touched: " + ", ".join(files[-60:]))
+    if counts:
+        out.append("Tools used: " + ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())))
+    text = "\n\n".join(out)
+    if earlier_notes:
+        room = max(SUMMARY_CHARS - len(text) - 2, SUMMARY_CHARS // 4)
+        text = _clip(earlier_notes, room) + "\n\n" + text
+    return _clip(text, SUMMARY_CHARS)
+
+
+async def model_summary(session: Any, previous: str | None, text: str) -> str:
+    """One nested model call: notes for ``text`` (merged with ``previous``)."""
+    prompt = ""
+    if previous:
+        prompt += f"Earlier notes:\n{previous}\n\n"
+    prompt += f"Messages to fold into the notes:\n{text}"
+    request = ProviderRequest(model=session.model, system=SUMMARY_SYSTEM,
+                              messages=[Message.user(prompt)], tools=[], thinking="off",
+                              max_tokens=SUMMARY_TOKENS * 2, metadata={"purpose": "summary"})
+    chunks: list[str] = []
+    final = ""
+    async for item in session.runtime.provider.stream(request):
+        if isinstance(item, TextDelta):
+            chunks.append(item.text)
+        elif isinstance(item, StepFinished):
+            final = item.message.text
+    summary = ("".join(chunks) or final).strip()
+    if not summary:
+        raise ProviderError("the model returned an empty summary")
+    return _clip(summary, SUMMARY_CHARS)
+
+
+async def summarize(session: Any, previous: str | None, messages: list[Message],
+                    chunk_chars: int) -> str:
+    """Fold ``messages`` into notes, a chunk at a time so each call fits the window."""
+    text = transcript(messages)
+    summary = previous
+    for start in range(0, max(len(text), 1), max(chunk_chars, 1000)):
+        summary = await model_summary(session, summary, text[start:start + chunk_chars])
+    return summary or ""
+
+
+# ---- the hook -------------------------------------------------------------------------------
+
+
+def state(session: Any) -> dict[str, Any]:
+    """This plugin's per-session record (``session.data["prune"]``), also read by front
+    ends: ``estimate`` and ``threshold`` (est. tokens), ``last`` = (before, after) counts of
+    the latest compaction, ``step`` = which step made it fit."""
+    return session.data.setdefault("prune", {"summaries": {}, "cut": None, "key": None,
+                                             "last": None, "estimate": 0, "step": None})
+
+
+def threshold_of(session: Any) -> int:
+    return int(session.config.get("compact_threshold") or DEFAULT_THRESHOLD)
+
+
+@hookimpl
+def agent_addoption(options):
+    options.add(Option("compact_threshold", type="int", default=DEFAULT_THRESHOLD,
+                       help="estimated tokens past which older context is pruned from requests"))
+
+
+@hookimpl
+def agent_prepare_request(request, session):
+    """Under the threshold: nothing (None).  Over it: an awaitable pruned request."""
+    threshold = threshold_of(session)
+    fixed = (len(request.system) + len(json.dumps(request.tools, default=str))) // 4
+    st = state(session)
+    st["threshold"] = threshold
+    st["estimate"] = fixed + estimate(request.messages)
+    if st["estimate"] <= threshold or not request.messages:
+        st["step"] = None
+        return None
+    return prune_request(request, session, max(threshold - fixed, threshold // 4))
+
+
+async def prune_request(request: ProviderRequest, session: Any, budget: int) -> ProviderRequest:
+    messages = list(request.messages)
+    st = state(session)
+    base = strip_reasoning(messages)
+    out, step, fits = ladder(base, budget)
+    if not fits:
+        out = await _with_summary(session, messages, base, budget)
+        step = "summary"
+    st["step"] = step
+    st["last"] = (len(messages), len(out))
+    metadata = {**request.metadata, "compacted": (len(messages), len(out)), "prune": step}
+    return replace(request, messages=out, metadata=metadata)
+
+
+async def _with_summary(session: Any, messages: list[Message], base: Aligned,
+                        budget: int) -> list[Message]:
+    st = state(session)
+    previous = st.get("cut")
+    if previous is not None and (previous > len(messages)
+                                 or span_key(messages[:previous]) != st.get("key")):
+        previous = None  # the history was rewritten (/undo, /compact): start over
+        st["model_notes"] = None
+    cut = plan_cut(messages, base, budget, previous,
+                   st["summaries"].get(st.get("key")) if previous is not None else None)
+    if cut <= 0:
+        return ladder(base, budget)[0]
+    key = span_key(messages[:cut])
+    summary = st["summaries"].get(key)
+    if summary is None:
+        prior = st["summaries"].get(st.get("key")) if previous is not None else None
+        start = previous if prior is not None and previous is not None else 0
+        span = messages[start:cut]
+        try:
+            summary = await summarize(session, prior, span, chunk_chars=budget * 2)
+        except Exception as exc:  # any model failure: notes without the model
+            log.warning("summary failed, using the fallback: %s", exc)
+            summary = fallback_summary(messages[:cut], st.get("model_notes"))
+        else:
+            st["model_notes"] = summary
+        st["summaries"][key] = summary
+        while len(st["summaries"]) > CACHE_SIZE:
+            st["summaries"].pop(next(iter(st["summaries"])))
+    st["cut"], st["key"] = cut, key
+    head: Aligned = [Message.user(SUMMARY_PREFIX + summary), *keepers(messages, cut)]
+    return ladder([*head, *base[cut:]], budget)[0]
+
+
+# ---- commands -------------------------------------------------------------------------------
+
+
+def _say(app: Any, text: str) -> str | None:
+    info = getattr(app, "info", None)
+    if callable(info):
+        info(text)
+        return None
+    return text
+
+
+def pin_last(session: Any) -> str:
+    """``/pin``: pin the latest user message so compaction never drops it."""
+    for msg in reversed(session.messages):
+        if msg.role == "user" and msg.text.strip():
+            if msg.pinned:
+                return f'Already pinned: "{_brief(msg.text, 60)}"'
+            msg.pinned = True
+            return f'Pinned: "{_brief(msg.text, 60)}". Compaction will keep it word for word.'
+    return "Nothing to pin yet: there is no message from you in this session."
+
+
+async def compact(session: Any) -> str:
+    """``/compact``: replace the history with one model-written summary (irreversible).
+    Pinned messages stay.  On a model failure the history is left as it was."""
+    if not session.messages:
+        return "Nothing to compact: the session is empty."
+    if getattr(session, "busy", False):
+        return "The agent is working; compact after the turn ends (or press esc)."
+    before = len(session.messages)
+    budget = threshold_of(session)
+    try:
+        summary = await summarize(session, None, session.messages, chunk_chars=budget * 2)
+    except Exception as exc:
+        return f"Compaction failed, history unchanged: {exc}"
+    pinned = [m for m in keepers(session.messages, len(session.messages)) if m.pinned]
+    session.messages[:] = [Message.user(COMPACT_PREFIX + summary), *pinned]
+    session.data.pop("prune", None)
+    kept = f" (and kept {len(pinned)} pinned)" if pinned else ""
+    return f"compacted {before} messages into 1{kept}"
+
+
+def _session_of(app: Any) -> Any:
+    return getattr(app, "session", None)
+
+
+def run_pin(app: Any, args: str) -> str | None:
+    session = _session_of(app)
+    if session is None:
+        return _say(app, "No session to pin in.")
+    return _say(app, pin_last(session))
+
+
+async def run_compact(app: Any, args: str) -> str | None:
+    session = _session_of(app)
+    if session is None:
+        return _say(app, "No session to compact.")
+    return _say(app, await compact(session))
+
+
+@hookimpl
+def agent_register_commands(register, config):
+    register(SlashCommand("pin", "keep your last message word for word through compaction",
+                          run_pin))
+    register(SlashCommand("compact", "replace the conversation with a summary (irreversible)",
+                          run_compact))
