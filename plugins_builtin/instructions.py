@@ -189,9 +189,11 @@ def run_context(app: Any, args: str, config: Any) -> str | None:
 def run_init(app: Any, args: str, config: Any) -> Any:
     """Send :data:`INIT_PROMPT` as a normal turn (extra words after /init are appended)."""
     prompt = INIT_PROMPT + (f"\n\nAlso: {args.strip()}" if args.strip() else "")
-    submit = getattr(app, "submit", None)
-    if callable(submit):
-        return submit(prompt)
+    # run_prompt starts the turn without echoing the long prompt as a typed command.
+    for name in ("run_prompt", "submit"):
+        start = getattr(app, name, None)
+        if callable(start):
+            return start(prompt)
     return prompt
 
 

@@ -124,7 +124,7 @@ async def test_init_submits_the_investigation_prompt_as_a_turn(tmp_path, fake_pr
     submitted: list[str] = []
 
     class App:
-        def submit(self, prompt):
+        def run_prompt(self, prompt):
             submitted.append(prompt)
 
     hooks.commands(config).get("init").run(App(), "focus on the tests")
