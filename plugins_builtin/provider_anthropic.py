@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.options import Option
 from agent.providers import (
     ProviderError,
     ProviderNotice,
@@ -395,9 +396,9 @@ class AnthropicProvider:
         model = request.model or self.settings.model
         options = self.settings.options
         limit = output_limit(model, options)
-        mode = options.get("thinking_mode") or (
-            "adaptive" if model.startswith(ADAPTIVE_PREFIXES) else "budget"
-        )
+        mode = options.get("thinking_mode") or "auto"
+        if mode == "auto":
+            mode = "adaptive" if model.startswith(ADAPTIVE_PREFIXES) else "budget"
         if mode == "adaptive":
             max_tokens, thinking = thinking_params("off", request.max_tokens, limit)
             if request.thinking != "off":
@@ -405,7 +406,7 @@ class AnthropicProvider:
                 max_tokens, thinking = limit, {"type": "adaptive"}
         else:
             max_tokens, thinking = thinking_params(request.thinking, request.max_tokens, limit)
-        cache = bool(options.get("prompt_cache", True))
+        cache = options.get("prompt_cache") is not False
         messages = anthropic_messages(request.messages, thinking is not None)
         params: dict[str, Any] = {
             "model": model, "max_tokens": max_tokens, "messages": messages, "stream": True,
@@ -486,6 +487,20 @@ SPEC = ProviderSpec(
     default_model="claude-sonnet-4-5",
     description="Anthropic Messages API (extended thinking, prompt caching)",
 )
+
+
+@hookimpl
+def agent_addoption(options: Any) -> None:
+    """Declare the anthropic provider's config keys."""
+    options.add(Option(
+        "prompt_cache", type="bool", default=True,
+        help="anthropic: mark the system prompt and newest message for prompt caching"))
+    options.add(Option(
+        "thinking_mode", default="auto", choices=("auto", "budget", "adaptive"),
+        help="anthropic thinking: token budgets, adaptive, or auto (by model)"))
+    options.add(Option(
+        "max_output_tokens", type="int", default=0,
+        help="anthropic: the model's output token limit (0 = known per model)"))
 
 
 @hookimpl

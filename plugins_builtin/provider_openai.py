@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.options import Option
 from agent.providers import (
     Provider,
     ProviderError,
@@ -135,11 +136,12 @@ class Endpoint:
 
     def effort(self, level: str) -> str:
         """The reasoning effort word for a thinking level (``reasoning_efforts`` overrides)."""
-        efforts = {**EFFORTS, **self.settings.options.get("reasoning_efforts", {})}
+        efforts = {**EFFORTS, **(self.settings.options.get("reasoning_efforts") or {})}
         return efforts.get(level, efforts["medium"])
 
     def send_reasoning(self) -> bool:
-        return bool(self.settings.options.get("send_reasoning", True))
+        value = self.settings.options.get("send_reasoning")
+        return True if value is None else bool(value)
 
     def error(self, exc: BaseException, *, output_started: bool) -> ProviderError:
         """Normalise an SDK or transport exception into a :class:`ProviderError`."""
@@ -601,7 +603,7 @@ class ResponsesProvider:
 
 def create(settings: ProviderSettings) -> Provider:
     """Build the provider for ``settings`` (see the module docstring for ``openai_api``)."""
-    mode = settings.options.get("openai_api", "auto")
+    mode = settings.options.get("openai_api") or "auto"
     endpoint = Endpoint(settings)
     if mode == "chat":
         return ChatProvider(endpoint)
@@ -625,6 +627,23 @@ SPEC = ProviderSpec(
     default_model="gpt-5",
     description="OpenAI and OpenAI-compatible endpoints (chat completions, responses)",
 )
+
+
+@hookimpl
+def agent_addoption(options: Any) -> None:
+    """Declare the openai provider's config keys."""
+    options.add(Option(
+        "openai_api", default="auto", choices=("auto", "chat", "responses"),
+        env="AGENT_OPENAI_API",
+        help="openai request shape: chat, responses, or auto (chat, falling back to responses "
+             "on api.openai.com)"))
+    options.add(Option(
+        "send_reasoning", type="bool", default=True, env="AGENT_SEND_REASONING",
+        help="send reasoning effort parameters to openai endpoints (turn off for servers that "
+             "reject them)"))
+    options.add(Option(
+        "reasoning_efforts", type="dict", default={},
+        help='override thinking level -> openai reasoning effort, e.g. {off = "minimal"}'))
 
 
 @hookimpl

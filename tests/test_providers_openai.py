@@ -420,3 +420,21 @@ async def test_quota_exhausted_429_is_not_retryable(fake_provider):
         await collect(make(fake_provider), request())
     assert info.value.status == 429 and not info.value.retryable
     assert info.value.message.endswith("You exceeded your current quota.")
+
+
+def test_declares_its_options():
+    declared = []
+    provider_openai.agent_addoption(SimpleNamespace(add=declared.append))
+    by_key = {o.key: o for o in declared}
+    assert by_key["openai_api"].choices == ("auto", "chat", "responses")
+    assert by_key["openai_api"].env == "AGENT_OPENAI_API"
+    assert by_key["send_reasoning"].default is True
+
+
+async def test_unset_options_mean_defaults(fake_provider):
+    # The core passes every declared key, unset ones as None.
+    fake_provider.script(Reply.text("ok"))
+    provider = make(fake_provider, api=None,
+                    options={"send_reasoning": None, "reasoning_efforts": None})
+    await collect(provider, request())
+    assert fake_provider.last.body["reasoning_effort"] == "medium"
