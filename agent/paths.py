@@ -29,7 +29,25 @@ def jail(root: Path, path: str) -> Path:
     candidate = Path(os.path.realpath(root_real / os.path.expanduser(path)))
     if not is_inside(root_real, candidate):
         raise ToolError(f"Path escapes workspace: {path}")
+    _check_length(candidate, path)
     return candidate
+
+
+#: Linux limits; checked up front so that no tool meets ENAMETOOLONG half-way through.
+NAME_MAX = 255
+PATH_MAX = 4096
+#: Deeper trees are legal but break recursive tools (Python's shutil.rmtree among them).
+MAX_DEPTH = 256
+
+
+def _check_length(candidate: Path, path: str) -> None:
+    shown = path if len(path) <= 80 else path[:80] + "..."
+    if len(os.fsencode(candidate)) >= PATH_MAX:
+        raise ToolError(f"Path too long: {shown}")
+    if any(len(os.fsencode(part)) > NAME_MAX for part in candidate.parts):
+        raise ToolError(f"File name too long: {shown}")
+    if len(candidate.parts) > MAX_DEPTH:
+        raise ToolError(f"Path too deep (more than {MAX_DEPTH} levels): {shown}")
 
 
 def jail_entry(root: Path, path: str) -> Path:

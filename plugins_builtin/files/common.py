@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,26 @@ def os_message(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def os_errors(run: Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+              ) -> Callable[[dict[str, Any], ToolContext], Awaitable[Any]]:
+    """Turn an OS error the tool did not foresee into a clear failure of the call."""
+
+    @functools.wraps(run)
+    async def guarded(args: dict[str, Any], ctx: ToolContext) -> Any:
+        try:
+            return await run(args, ctx)
+        except OSError as exc:
+            where = ""
+            if exc.filename:
+                try:
+                    where = f" ({display_path(ctx, Path(exc.filename))})"
+                except ValueError:
+                    pass
+            raise ToolError(f"{ctx.call.name} failed: {os_message(exc)}{where}") from None
+
+    return guarded
+
+
 def read_text(real: Path, shown: str) -> str:
     """Read a text file for a tool, with the spec's errors for missing, directory and binary."""
     try:
@@ -58,12 +80,30 @@ def read_text(real: Path, shown: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def make_dirs(directory: Path) -> None:
+    """``mkdir -p`` without recursion: ``os.makedirs`` recurses once per level and a
+    path 1,500 directories deep (still under PATH_MAX) would blow Python's stack."""
+    missing = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+
+
 def write_text(real: Path, shown: str, text: str) -> None:
     """Write ``text`` as UTF-8 in place (keeping the file's mode), creating parent dirs."""
     try:
         if real.is_dir():
             raise ToolError(f"{shown} is a directory, not a file.")
-        real.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(real.parent)
         with open(real, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
     except ToolError:

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
-from .common import binary_message, is_binary, os_message, resolve, write_text
+from .common import binary_message, is_binary, os_errors, os_message, resolve, write_text
 
 
 def _path_effects(args: dict[str, Any]) -> Effects:
@@ -64,7 +64,7 @@ WRITE_FILE = Tool(
     name="write_file",
     description=("Create a file or replace its whole content; parent directories are created. "
                  "Prefer edit_file for changes to an existing file."),
-    run=run_write_file,
+    run=os_errors(run_write_file),
     parameters={
         "type": "object",
         "properties": {
@@ -155,7 +155,7 @@ EDIT_FILE = Tool(
     description=(
         "Replace exact text in a file. oldString must match the file exactly (whitespace and "
         "indentation included) and be unique unless replaceAll is set."),
-    run=run_edit_file,
+    run=os_errors(run_edit_file),
     parameters={
         "type": "object",
         "properties": {"path": {"type": "string", "description": "file path, relative to "
@@ -199,7 +199,7 @@ MULTI_EDIT = Tool(
     description=(
         "Apply several exact replacements to one file, in order, each seeing the result of the "
         "previous one. All or nothing: if any edit fails, the file is left untouched."),
-    run=run_multi_edit,
+    run=os_errors(run_multi_edit),
     parameters={
         "type": "object",
         "properties": {

@@ -8,7 +8,7 @@ from typing import Any
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
 from . import trash
-from .common import display_path, os_message, resolve_entry
+from .common import display_path, make_dirs, os_errors, os_message, resolve_entry
 
 
 def session_id(ctx: ToolContext) -> str | None:
@@ -28,7 +28,7 @@ async def run_move_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if os.path.lexists(dst):
         raise ToolError(f"{dst_arg} already exists. Delete it first or pick another name.")
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(dst.parent)
         os.rename(src, dst)
     except OSError as exc:
         raise ToolError(f"Cannot move {src_arg} to {dst_arg}: {os_message(exc)}") from None
@@ -39,7 +39,7 @@ MOVE_FILE = Tool(
     name="move_file",
     description=("Rename or move one file inside the workspace, creating the target's "
                  "directories. Refuses to overwrite an existing file."),
-    run=run_move_file,
+    run=os_errors(run_move_file),
     parameters={
         "type": "object",
         "properties": {
@@ -78,7 +78,7 @@ DELETE_FILE = Tool(
     name="delete_file",
     description=("Delete one file (not a directory). The file is moved to the session's "
                  "trash, from which the user can restore it."),
-    run=run_delete_file,
+    run=os_errors(run_delete_file),
     parameters={
         "type": "object",
         "properties": {"path": {"type": "string", "description": "file to delete"}},

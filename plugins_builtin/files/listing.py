@@ -9,7 +9,7 @@ from typing import Any
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.walk import walk_entries
 
-from .common import arg, display_path, resolve
+from .common import arg, display_path, os_errors, resolve
 from .globs import path_glob, static_prefix
 
 GLOB_LIMIT = 200
@@ -76,7 +76,7 @@ GLOB = Tool(
         "Find files by glob pattern, e.g. `src/**/*.ts` or `**/test_*.py` (the pattern matches "
         "the whole path relative to the workspace; `{a,b}` alternatives work). Skips files "
         "ignored by .gitignore/.agentignore unless includeIgnored is set."),
-    run=run_glob,
+    run=os_errors(run_glob),
     parameters={
         "type": "object",
         "properties": {
@@ -153,7 +153,7 @@ LIST_DIR = Tool(
         "Show a directory as an indented tree (directories end with `/`, files show their "
         f"size), {LIST_DEPTH} levels deep by default (1-{LIST_MAX_DEPTH}). Skips ignored "
         "files unless includeIgnored is set."),
-    run=run_list_dir,
+    run=os_errors(run_list_dir),
     parameters={
         "type": "object",
         "properties": {

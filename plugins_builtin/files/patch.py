@@ -17,7 +17,9 @@ from typing import Any
 from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolContext, ToolError, ToolResult
 
 from . import trash
-from .common import display_path, is_binary, os_message, resolve, resolve_entry
+from .common import (
+    display_path, is_binary, make_dirs, os_errors, os_message, resolve, resolve_entry,
+)
 from .fsops import session_id
 from .patch_parse import FileOp, Hunk, PatchError, parse_patch, touched_paths
 
@@ -210,7 +212,7 @@ def _write_all(planned: list[_Planned]) -> None:
                 continue
             before = item.target.read_bytes() if item.target.exists() else None
             undo.append((item.target, before))
-            item.target.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(item.target.parent)
             with open(item.target, "w", encoding="utf-8", newline="") as fh:
                 fh.write(item.content)
     except OSError as exc:
@@ -278,7 +280,7 @@ APPLY_PATCH = Tool(
         "*** End Patch\n"
         "Each hunk's context and - lines must match the file exactly once; separate hunks "
         "with @@ lines. Every line of a hunk starts with ' ', '-' or '+'."),
-    run=run_apply_patch,
+    run=os_errors(run_apply_patch),
     parameters={
         "type": "object",
         "properties": {"patch": {"type": "string", "description": "the patch text"}},

@@ -7,7 +7,7 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
-from .common import READ_LIMIT, arg, read_window, resolve
+from .common import READ_LIMIT, arg, os_errors, read_window, resolve
 
 MAX_MANY = 20
 
@@ -31,7 +31,7 @@ READ_FILE = Tool(
     description=(
         "Read a text file in the workspace. Returns its lines numbered `N: text` (1-based). "
         f"Use offset/limit to page through long files (default: the first {READ_LIMIT} lines)."),
-    run=run_read_file,
+    run=os_errors(run_read_file),
     parameters={
         "type": "object",
         "properties": {"path": {"type": "string", "description": "file path, relative to the "
@@ -79,7 +79,7 @@ READ_MANY_FILES = Tool(
         f"Read up to {MAX_MANY} text files at once, each with its own optional offset/limit. "
         "Returns one block per file, in the order given, headed `===== path =====`; a file "
         "that cannot be read gets an `[unreadable: reason]` block instead of failing the call."),
-    run=run_read_many,
+    run=os_errors(run_read_many),
     parameters={
         "type": "object",
         "properties": {

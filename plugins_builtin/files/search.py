@@ -27,6 +27,7 @@ from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.paths import is_inside
 from agent.walk import walk_entries
 
+from .common import os_errors
 from .globs import file_glob
 
 MAX_HITS = 200
@@ -304,7 +305,7 @@ GREP = Tool(
         "`path:line: text` lines, at most 200. `include` is a glob narrowing the files "
         "(`*.py` matches in every directory, `src/**/*.ts` a path). Skips binary files and "
         "files ignored by .gitignore/.agentignore unless includeIgnored is set."),
-    run=run_grep,
+    run=os_errors(run_grep),
     parameters={
         "type": "object",
         "properties": {

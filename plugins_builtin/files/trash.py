@@ -15,6 +15,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .common import make_dirs
+
 NO_SESSION = "nosession"
 INDEX = "index.json"
 
@@ -66,7 +68,7 @@ def _write_index(session_dir: Path, items: list[dict]) -> None:
 
 def _move(src: Path, dst: Path) -> None:
     """Move a file (or symlink) across filesystems if need be."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dst.parent)
     try:
         os.rename(src, dst)
     except OSError:
