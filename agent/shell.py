@@ -12,8 +12,9 @@ This is a scanner for judging commands, not an interpreter: it never expands var
 globs, and it is deliberately generous (anything that *might* be a command is reported).  It
 never raises and runs in time linear in the input per nesting level; malformed input
 (unbalanced quotes or parentheses) is read as far as it goes, the rest becoming plain words.
-Nesting deeper than :data:`MAX_DEPTH` marks the result incomplete, so a guard can refuse
-what it cannot see.
+Nesting deeper than :data:`MAX_DEPTH`, or so convoluted that re-reading it would exceed a
+budget linear in the input, marks the result incomplete, so a guard can refuse what it
+cannot see.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from dataclasses import dataclass, field
 
 #: Nested scripts (substitutions, subshells, ``bash -c``) deeper than this are not read.
 MAX_DEPTH = 24
+#: Nested scripts are re-read (``bash -c "$(...)"`` reads the substitution twice); the
+#: characters re-read are capped at this multiple of the input plus a floor, so nesting
+#: cannot make the work explode.  Past the cap the result is marked incomplete.
+REREAD_FACTOR = 8
+REREAD_MIN = 100_000
 
 #: Programs that run a script given as an argument (``-c SCRIPT``).
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
@@ -87,7 +93,8 @@ def parse(text: str) -> Script:
     """Every simple command in ``text`` (see the module docstring).  Never raises."""
     script = Script()
     try:
-        _Parser(text, script, _Counter(), depth=0, outer=()).parse_list(None)
+        counter = _Counter(REREAD_FACTOR * len(text) + REREAD_MIN)
+        _Parser(text, script, counter, depth=0, outer=()).parse_list(None)
     except RecursionError:  # pathological input; report what was read and say it is partial
         script.complete = False
     return script
@@ -113,14 +120,21 @@ def split_words(text: str) -> list[str]:
 
 
 class _Counter:
-    """Pipeline ids shared by every nested parser of one :func:`parse` call."""
+    """Pipeline ids and the re-reading budget shared by every nested parser of one
+    :func:`parse` call."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
         self.value = 0
+        self.budget = budget
 
     def next(self) -> int:
         self.value += 1
         return self.value
+
+    def spend(self, chars: int) -> bool:
+        """Charge re-reading ``chars`` characters; False once the budget is spent."""
+        self.budget -= chars
+        return self.budget >= 0
 
 
 @dataclass
@@ -156,7 +170,7 @@ class _Parser:
 
     def nested(self, text: str) -> None:
         """Parse ``text`` (a substitution, a ``-c`` script) as commands inside this stage."""
-        if self.depth + 1 > MAX_DEPTH:
+        if self.depth + 1 > MAX_DEPTH or not self.counter.spend(len(text)):
             self.script.complete = False
             return
         _Parser(text, self.script, self.counter, depth=self.depth + 1,
@@ -284,7 +298,7 @@ class _Parser:
                 self.scan_substitutions(body, where)
 
     def scan_substitutions(self, body: str, where: tuple[tuple[int, int], ...]) -> None:
-        if self.depth + 1 > MAX_DEPTH:
+        if self.depth + 1 > MAX_DEPTH or not self.counter.spend(len(body)):
             self.script.complete = False
             return
         inner = _Parser(body, self.script, self.counter, depth=self.depth + 1, outer=where)

@@ -204,7 +204,7 @@ def check_command(command: str) -> str | None:
             return why
     script = parse(command)
     if not script.complete:
-        return "nested too deeply to check"
+        return "too deeply nested to check"
     for cmd in script.commands:
         for rule in RULES:
             why = rule(cmd)

@@ -1,0 +1,52 @@
+"""Refuses writes to generated files: .git, lockfiles, node_modules, build output, caches."""
+
+from __future__ import annotations
+
+from agent import Verdict, hookimpl
+from agent.pathparts import segments
+
+ADVICE = "Regenerate it with the tool that owns it rather than editing it."
+
+LOCKFILES = frozenset({
+    "bun.lock", "bun.lockb", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "cargo.lock",
+    "poetry.lock", "uv.lock", "composer.lock", "go.sum", "gemfile.lock",
+})
+
+# Directories whose contents belong to a tool, with the reason given to the model.
+DIRECTORIES: dict[str, str] = {
+    ".git": "git's own data; change it with git commands",
+    "node_modules": "installed dependencies; use the package manager",
+    "vendor": "vendored dependencies; use the package manager",
+    **{name: "build output; rebuild it instead"
+       for name in ("dist", "build", "out", ".next", ".nuxt", ".svelte-kit", "coverage")},
+    **{name: "a tool's cache or virtual environment"
+       for name in (".venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".turbo",
+                    ".parcel-cache")},
+}
+
+
+def why_protected(parts: list[str]) -> str | None:
+    """Why a path made of ``parts`` (lower-cased segments) is generated, or None."""
+    if not parts:
+        return None
+    if parts[-1] in LOCKFILES:
+        return "a lockfile written by the package manager"
+    directories = parts[:-1]
+    for i, directory in enumerate(directories):
+        if directory in DIRECTORIES:
+            return DIRECTORIES[directory]
+        if directory == "target" and i + 1 < len(directories) and \
+                directories[i + 1] in ("debug", "release"):
+            return "build output; rebuild it instead"
+    return None
+
+
+@hookimpl
+def agent_guard_tool_call(call, effects, session):
+    """Deny any call that would write or delete a protected path, whatever the tool."""
+    workspace = getattr(session, "workspace", None)
+    for path in effects.changed_paths:
+        why = why_protected(segments(path, workspace))
+        if why:
+            return Verdict.deny(f"refusing to write {path} ({why}). {ADVICE}", "protect")
+    return None
