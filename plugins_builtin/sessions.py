@@ -1,4 +1,4 @@
-"""Saved sessions and spending: agent sessions, agent usage, /sessions, /resume, /save, /clear, /title.
+"""Saved sessions and spending: agent sessions/usage, /sessions /resume /save /clear /title.
 
 The command logic is pure functions over the store and the session that return the text to
 show; the slash command wrappers pass it to ``app.info`` when the front end has one.  The
@@ -70,7 +70,8 @@ def usage_text(store: Store, by: str = "day", since: float | None = None) -> str
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = []
     for row in table:
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:-1], widths[1:-1])]
+        numbers = zip(row[1:-1], widths[1:-1], strict=True)
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in numbers]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
     return "\n".join(lines)
 

@@ -18,8 +18,16 @@ from fakeprovider import Reply
 from agent.messages import Message, TextPart, ToolCallPart
 from agent.session import Runtime
 from agent.sessions_core import (
-    ABORTED_BY_EXIT, SessionLookupError, SessionRecorder, clear, farewell, find_session,
-    make_title, open_session, resume, short_id,
+    ABORTED_BY_EXIT,
+    SessionLookupError,
+    SessionRecorder,
+    clear,
+    farewell,
+    find_session,
+    make_title,
+    open_session,
+    resume,
+    short_id,
 )
 from agent.store import SessionRecord, Store, UsageEntry
 from agent.testing import collect, make_boot, make_session
