@@ -143,6 +143,7 @@ class _Saved:
     title: str = ""
     data_json: str = "{}"
     model: str = ""
+    count: int = 0  # messages saved, to notice a history edited in place
 
 
 class SessionRecorder:
@@ -227,13 +228,14 @@ class SessionRecorder:
             self._saved = _Saved(new.id, new.title, json.dumps(new.data, sort_keys=True),
                                  new.model)
         self.store.replace_messages(session.id, [m.to_dict() for m in session.messages])
+        self._saved.count = len(session.messages)
         self.store.update_session(session.id, **self._changes(session, None))
         return True
 
     def attach(self, session: Any, record: SessionRecord) -> None:
         """Continue recording into the saved ``record`` (resume)."""
         self._saved = _Saved(record.id, record.title, json.dumps(record.data, sort_keys=True),
-                             record.model)
+                             record.model, len(session.messages))
         self.pending_title = record.title
         users = sum(1 for m in session.messages if m.role == "user")
         try:
@@ -252,6 +254,12 @@ class SessionRecorder:
     # -- internals --
 
     def _commit(self, session: Any, message: Message) -> None:
+        known = self._saved.count if self._saved.session_id == session.id else 0
+        if len(session.messages) != known + 1 or session.messages[-1] is not message:
+            # The history was replaced or edited in place since the last write (compaction,
+            # a failed write): save it whole so the store matches what the model sees.
+            self.rewrite(session)
+            return
         new = None
         if self._saved.session_id != session.id:
             new = self._new_record(session, [message])
@@ -265,6 +273,7 @@ class SessionRecorder:
             if new is not None:
                 self._saved = _Saved()  # the row was not written: try again next message
             raise
+        self._saved.count += 1
 
     def _new_record(self, session: Any, first: list[Message]) -> SessionRecord:
         now = time.time()

@@ -421,3 +421,21 @@ def test_clear_on_an_unsaved_session(boot):
     session = open_session(offline_runtime(config, hooks))
     assert clear(session) == "started a new session"
     assert resume(session, "") == "usage: /resume <session-id>"
+
+
+def test_a_history_replaced_in_place_is_saved_whole_with_the_next_message(boot):
+    """Compaction swaps session.messages in place; the store must follow, or a resumed
+    session would bring back what was compacted away."""
+    config, hooks = boot
+    session = open_session(offline_runtime(config, hooks))
+    for text in ("one", "two", "three"):
+        session._append(Message.user(text))
+    session.messages[:] = [Message.user("Summary of the session so far: counting")]
+    session._append(Message.user("four"))
+    store = session.recorder.store
+    assert [m["parts"][0]["text"] for m in store.load_messages(session.id)] == [
+        "Summary of the session so far: counting", "four"]
+    session.recorder.rewrite(session)  # the explicit way does the same, idempotently
+    assert store.get_session(session.id).message_count == 2
+    session._append(Message.user("five"))
+    assert store.get_session(session.id).message_count == 3
