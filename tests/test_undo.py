@@ -49,3 +49,215 @@ async def test_agent_before_tool_call_runs_before_allowed_calls_only(tmp_path, f
     await collect(make_session(config, hooks, base_url=fake_provider.openai_url), "go")
     assert seen == ["before a.txt exists=False", "ran a.txt"]
     assert not (ws / "locked.txt").exists()
+
+
+# ---- the undo plugin ----------------------------------------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+from plugins_builtin import undo as undo_plugin  # noqa: E402
+
+
+class App:
+    """The command context as far as /undo and /redo use it."""
+
+    def __init__(self, session):
+        self.session = session
+        self.shown: list[str] = []
+
+    def info(self, text):
+        self.shown.append(text)
+
+
+def boot(tmp_path, ws, *builtins, **kw):
+    return make_boot(ws, tmp_path / "home", builtins=["openai", "undo", *builtins],
+                     flags={"yolo": True}, **kw)
+
+
+def snapshot(ws) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``ws`` with its bytes and mode bits."""
+    out = {}
+    for root, dirs, files in os.walk(ws):
+        for name in files:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, ws)
+            out[rel] = (open(path, "rb").read(), os.stat(path).st_mode & 0o7777)
+    return out
+
+
+@pytest.fixture
+def plain_dir(tmp_path):
+    """A workspace that is NOT a git repository (no .git anywhere above tmp)."""
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "a.txt").write_text("alpha\nbeta\n")
+    (ws / "b.bin").write_bytes(bytes(range(256)) * 40)
+    (ws / "sub" / "g.txt").write_text("to be removed\n")
+    (ws / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (ws / "run.sh").chmod(0o755)
+    probe = subprocess.run(["git", "-C", str(ws), "rev-parse", "--git-dir"],
+                           capture_output=True)
+    assert probe.returncode != 0, "the test needs a directory outside any git repo"
+    return ws
+
+
+COMMAND = ("sed -i 's/alpha/ALPHA/' a.txt && rm sub/g.txt && rmdir sub && printf new > h.txt"
+           " && head -c 500 /dev/urandom > b.bin && chmod 600 run.sh")
+
+
+async def test_undo_restores_what_bash_changed_byte_for_byte(tmp_path, plain_dir,
+                                                              fake_provider):
+    ws = plain_dir
+    before = snapshot(ws)
+    config, hooks = boot(tmp_path, ws, "bash")
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    fake_provider.script(Reply.tool_call("bash", {"command": COMMAND}), Reply.text("done"))
+    events = await collect(session, "change things with the shell")
+    assert [e.type for e in events if e.type.startswith("tool-")][-1] == "tool-result", events
+    after = snapshot(ws)
+    assert after["a.txt"][0] == b"ALPHA\nbeta\n" and "h.txt" in after
+    assert "sub/g.txt" not in after and not (ws / "sub").exists()
+
+    app = App(session)
+    hooks.commands(config).get("undo").run(app, "")
+    assert snapshot(ws) == before
+    report = app.shown[-1]
+    assert report.startswith('Undid prompt "change things with the shell" (5 files):')
+    for line in ("restored a.txt", "restored b.bin", "restored run.sh", "deleted h.txt",
+                 "recreated sub/g.txt"):
+        assert f"  {line}" in report, report
+
+    hooks.commands(config).get("redo").run(app, "")
+    assert snapshot(ws) == after
+    assert app.shown[-1].startswith('Redid prompt "change things with the shell" (5 files):')
+    hooks.commands(config).get("undo").run(app, "")
+    assert snapshot(ws) == before
+
+
+async def test_undo_goes_back_prompt_by_prompt_across_tools(tmp_path, plain_dir,
+                                                             fake_provider):
+    ws = plain_dir
+    config, hooks = boot(tmp_path, ws, "bash", "files")
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    states = [snapshot(ws)]
+    fake_provider.script(
+        Reply.tool_call("write_file", {"path": "notes/new.md", "content": "# new\n"}),
+        Reply.text("wrote"),
+        Reply.text("nothing to change"),
+        Reply.tool_call("edit_file", {"path": "a.txt", "oldString": "beta",
+                                      "newString": "BETA"}),
+        Reply.tool_call("bash", {"command": "echo more >> a.txt"}),
+        Reply.text("edited"))
+    await collect(session, "first")
+    states.append(snapshot(ws))
+    await collect(session, "second, a question only")
+    await collect(session, "third")
+    states.append(snapshot(ws))
+    assert states[2]["a.txt"][0] == b"alpha\nBETA\nmore\n"
+    app = App(session)
+    undo = hooks.commands(config).get("undo")
+    undo.run(app, "")
+    assert snapshot(ws) == states[1] and "third" in app.shown[-1]
+    undo.run(app, "")
+    assert snapshot(ws) == states[0] and not (ws / "notes").exists()
+    undo.run(app, "")
+    assert app.shown[-1].startswith("Nothing to undo")
+    hooks.commands(config).get("redo").run(app, "")
+    assert snapshot(ws) == states[1]
+    undo.run(app, "list")
+    assert '"third"' in app.shown[-1] and "(undone)" in app.shown[-1]
+
+
+async def test_a_new_change_after_undo_ends_redo(tmp_path, plain_dir, fake_provider):
+    ws = plain_dir
+    config, hooks = boot(tmp_path, ws, "bash")
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    fake_provider.script(Reply.tool_call("bash", {"command": "echo 1 > one.txt"}),
+                         Reply.text("ok"),
+                         Reply.tool_call("bash", {"command": "echo 2 > two.txt"}),
+                         Reply.text("ok"))
+    await collect(session, "one")
+    app = App(session)
+    hooks.commands(config).get("undo").run(app, "")
+    assert not (ws / "one.txt").exists()
+    await collect(session, "two")
+    hooks.commands(config).get("redo").run(app, "")
+    assert app.shown[-1] == "Nothing to redo."
+    assert not (ws / "one.txt").exists() and (ws / "two.txt").exists()
+
+
+async def test_undo_conversation_also_rewinds_the_messages(tmp_path, plain_dir, fake_provider):
+    ws = plain_dir
+    config, hooks = boot(tmp_path, ws, "bash")
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    fake_provider.script(Reply.text("hello"),
+                         Reply.tool_call("bash", {"command": "echo x > made.txt"}),
+                         Reply.text("made it"))
+    await collect(session, "hi")
+    await collect(session, "make a file")
+    assert len(session.messages) == 6
+    app = App(session)
+    hooks.commands(config).get("undo").run(app, "conversation")
+    assert not (ws / "made.txt").exists()
+    assert [m.text for m in session.messages] == ["hi", "hello"]
+    assert "Dropped 4 messages from the conversation." in app.shown[-1]
+    hooks.commands(config).get("redo").run(app, "")
+    assert (ws / "made.txt").read_text() == "x\n" and len(session.messages) == 6
+
+
+def test_ignored_files_and_the_store_itself_are_not_snapshotted(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "build").mkdir(parents=True)
+    (ws / ".gitignore").write_text("build/\n")
+    (ws / "build" / "out.o").write_bytes(b"\0" * 100)
+    (ws / "src.c").write_text("int main;\n")
+    recorder = undo_plugin.Recorder(ws, ws / ".state")
+    (ws / ".state").mkdir()
+    (ws / ".state" / "junk").write_text("x")
+    assert sorted(recorder._files()) == [".gitignore", "src.c"]
+
+
+def test_unchanged_files_are_copied_once(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(20):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    recorder = undo_plugin.Recorder(ws, tmp_path / "state")
+
+    class S:
+        id, messages, busy = "s", [], False
+
+    session = S()
+    recorder.open(session, "p1")
+    recorder.before_call(Effects(command="true"), session)
+    objects = sorted((tmp_path / "state" / "undo" / "objects").rglob("*"))
+    stamps = {p: p.stat().st_mtime_ns for p in objects if p.is_file()}
+    assert len(stamps) == 20
+    (ws / "f3.txt").write_text("changed\n")
+    recorder.before_call(Effects(command="true"), session)
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / "state" / "undo" / "objects").rglob("*")
+             if p.is_file()}
+    assert len(after) == 20  # f3's new content is recorded at the turn's end, not before
+    recorder.close()
+    after = {p for p in (tmp_path / "state" / "undo" / "objects").rglob("*") if p.is_file()}
+    assert len(after) == 21 and all(stamps[p] == p.stat().st_mtime_ns for p in stamps)
+
+
+def test_old_checkpoints_are_capped_and_their_objects_collected(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    recorder = undo_plugin.Recorder(ws, tmp_path / "state", max_checkpoints=3)
+
+    class S:
+        id, messages, busy = "s", [], False
+
+    for i in range(6):
+        recorder.open(S(), f"p{i}")
+        recorder.before_call(Effects(writes=("f.txt",)), S())
+        (ws / "f.txt").write_text(f"version {i}\n" * 50)
+        recorder.close()
+    assert [c.prompt for c in recorder.load()] == ["p3", "p4", "p5"]
+    blobs = {p.read_bytes() for p in (tmp_path / "state" / "undo" / "objects").rglob("*")
+             if p.is_file()}
+    assert blobs == {f"version {i}\n".encode() * 50 for i in (2, 3, 4, 5)}
