@@ -1,0 +1,187 @@
+"""Joining the app to a real terminal: asyncio owns the loop, urwid is its guest.
+
+The screen frees the tty's signal keys (ctrl-c, ctrl-z, ctrl-s, ctrl-q arrive as keys),
+forces bracketed paste, leaves mouse tracking off unless ``mouse = true`` (so the terminal's
+own selection and copy work), and uses synchronized output when the terminal has it (urwid
+detects it).  While the screen is up nothing may write to the terminal behind urwid's back:
+log records, warnings and even file descriptor 2 go to ``<state dir>/agent.log``.  After the
+screen closes, the farewell with the exact resume commands is printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import urwid
+
+from agent.ui import palette
+from agent.ui.app import App
+
+log = logging.getLogger("agent.ui")
+
+#: Provider name -> the SDK module its plugin imports on the first request.
+_SDKS = {"openai": "openai", "anthropic": "anthropic"}
+
+
+class _Loop(urwid.MainLoop):
+    """A MainLoop that lets the app flush streaming text right before each frame."""
+
+    def __init__(self, app: App, *args: Any, **kwargs: Any) -> None:
+        self._app = app
+        super().__init__(*args, **kwargs)
+
+    def draw_screen(self) -> None:
+        self._app.before_draw()
+        super().draw_screen()
+        self._app.redraw.drew()
+
+
+def input_filter(keys: list[Any], raw: list[int]) -> list[Any]:
+    """A multi-line paste from a terminal without bracketed paste arrives as one burst of
+    keys with ``enter`` inside: treat the burst as a paste so it is never submitted."""
+    if "begin paste" in keys or len(keys) < 6:
+        return keys
+    inner_enter = "enter" in keys[:-1]
+    printable = sum(1 for k in keys if isinstance(k, str) and len(k) == 1)
+    if inner_enter and printable >= 4:
+        return ["begin paste", *keys, "end paste"]
+    return keys
+
+
+@contextlib.contextmanager
+def _quiet_terminal(state_dir: Any) -> Iterator[None]:
+    """Route logging, warnings and fd 2 into the log file while the screen is up."""
+    root = logging.getLogger()
+    handler: logging.Handler | None = None
+    saved_fd: int | None = None
+    path = None
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        path = state_dir / "agent.log"
+        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    root.addHandler(handler)
+    logging.captureWarnings(True)
+    old_stderr = sys.stderr
+    try:
+        if path is not None:
+            try:
+                sys.stderr.flush()
+                saved_fd = os.dup(2)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                os.dup2(fd, 2)
+                os.close(fd)
+            except OSError:
+                saved_fd = None
+        yield
+    finally:
+        if saved_fd is not None:
+            try:
+                sys.stderr.flush()
+            except Exception:
+                pass
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+        sys.stderr = old_stderr
+        logging.captureWarnings(False)
+        root.removeHandler(handler)
+
+
+def _warm_sdk(provider_name: str) -> None:
+    """Import the provider's SDK in a thread after the first frame (0.3-0.9 s saved on the
+    first prompt, none spent before the screen appears)."""
+    module = _SDKS.get(provider_name)
+    if not module:
+        return
+
+    def warm() -> None:
+        try:
+            __import__(module)
+        except Exception:
+            log.debug("could not pre-import %s", module, exc_info=True)
+
+    threading.Thread(target=warm, name="sdk-warmup", daemon=True).start()
+
+
+async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
+    config = boot.config
+    loop = asyncio.get_running_loop()
+    depth = palette.color_depth(setting=config.get("colors"))
+    app = App(boot, depth=depth)
+    loop.set_exception_handler(app.supervisor.loop_exception_handler)
+    screen = urwid.display.raw.Screen(bracketed_paste_mode=True, focus_reporting=False)
+    screen.set_terminal_properties(colors=depth)
+    screen.register_palette(palette.palette(depth))
+    main_loop = _Loop(app, app.root, screen=screen, handle_mouse=bool(config.get("mouse")),
+                      event_loop=urwid.AsyncioEventLoop(loop=loop), input_filter=input_filter)
+    app.loop, app.screen = main_loop, screen
+    with main_loop.start():
+        screen.tty_signal_keys(intr="undefined", quit="undefined", start="undefined",
+                               stop="undefined", susp="undefined")
+        app.start(prompt)
+        if app.runtime is not None:
+            loop.call_later(0.05, _warm_sdk, getattr(app.runtime, "provider_name", ""))
+        await app.exit.wait()
+        await _shutdown(app)
+    text = farewell(app)
+    recorder = getattr(app.session, "recorder", None)
+    if recorder is not None:
+        recorder.close()
+    return 0, text
+
+
+async def _shutdown(app: App) -> None:
+    app.redraw.cancel()
+    if app.turn_task is not None and not app.turn_task.done():
+        app.turn_task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(app.turn_task), 3.0)
+    await app.supervisor.close()
+
+
+def farewell(app: App) -> str:
+    session = app.session
+    if session is None:
+        return "Good bye."
+    try:
+        from agent.sessions_core import farewell as session_farewell
+
+        return session_farewell(session)
+    except Exception:
+        log.exception("farewell")
+        return "Good bye."
+
+
+def run_app(boot: Any, prompt: str | None = None) -> int:
+    """Run the UI in this terminal until the user quits; returns the exit code."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("agent: the full-screen UI needs a terminal; use -p PROMPT for a headless run",
+              file=sys.stderr)
+        return 2
+    code, text = 1, ""
+    try:
+        with _quiet_terminal(boot.config.state_dir):
+            code, text = asyncio.run(_main(boot, prompt))
+    finally:
+        session_close(boot)
+    if text:
+        print(text)
+    return code
+
+
+def session_close(boot: Any) -> None:
+    """Release plugin resources once the screen is gone."""
+    try:
+        boot.hooks.unconfigure(boot.config)
+    except Exception:
+        log.exception("unconfigure")

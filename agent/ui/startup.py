@@ -1,0 +1,154 @@
+"""Building the session the UI runs, and the startup header.
+
+The runtime is built like headless mode builds it (providers via hooks, settings, tools) but
+with the UI's approver.  With no usable provider (no key, unknown name) the app still starts:
+the header says so and the provider setup opens.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from agent import __version__
+from agent.blocks import Block
+
+if TYPE_CHECKING:
+    from agent.ui.app import App
+
+
+class NoProvider(Exception):
+    """No provider can be built from the config (the message says why)."""
+
+
+def build_runtime(app: App) -> Any:
+    """The runtime for the configured provider; raises :class:`NoProvider`."""
+    from agent.runtime import StartupError, provider_settings
+    from agent.session import Runtime
+
+    config, hooks = app.config, app.hooks
+    specs = hooks.providers(config)
+    try:
+        settings = provider_settings(config, specs)
+    except StartupError as exc:
+        raise NoProvider(str(exc)) from None
+    provider = hooks.select_provider(config, specs, settings)
+    if provider is None:
+        raise NoProvider(f'no plugin could build the provider "{settings.provider}"')
+    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=provider,
+                      approver=app.approve, model=settings.model)
+    runtime.ui = app.ctx  # tools reach the user through session.runtime.ui (e.g. ask)
+    runtime.provider_name = settings.provider
+    return runtime
+
+
+def open_session(app: App, runtime: Any) -> Any:
+    """A recorded session (resumed with -c/-r), or an unsaved one if the store fails."""
+    try:
+        from agent.sessions_core import open_session as open_recorded
+    except ImportError:  # pragma: no cover - an older core
+        from agent.session import Session
+
+        return Session(runtime)
+    return open_recorded(runtime, provider=getattr(runtime, "provider_name", ""))
+
+
+def attach(app: App, runtime: Any) -> None:
+    """Use ``runtime`` from now on: a new session, or the same one with a new provider."""
+    app.runtime = runtime
+    if app.session is None:
+        app.session = open_session(app, runtime)
+        _load_history(app)
+    else:
+        app.session.runtime = runtime
+        app.session.model = runtime.model
+    app.update_status()
+
+
+def _load_history(app: App) -> None:
+    recorder = getattr(app.session, "recorder", None)
+    if recorder is None:
+        return
+    from agent.sessions_core import add_prompt_history, prompt_history
+
+    cwd = str(app.workspace)
+    try:
+        app.editor.history.items = prompt_history(recorder.store, cwd)
+    except Exception:  # a broken store costs the history, not the app
+        app.editor.history.items = []
+    app.editor.history.index = len(app.editor.history.items)
+
+    def save(text: str) -> None:
+        try:
+            add_prompt_history(recorder.store, cwd, text)
+        except Exception:
+            pass
+
+    app.editor.history._save = save
+
+
+def header(app: App, problem: str = "") -> str:
+    config = app.config
+    lines: list[str] = []
+    session, runtime = app.session, app.runtime
+    if runtime is None:
+        lines.append(f"agent {__version__}  no provider configured")
+        if problem:
+            lines.append(problem)
+    else:
+        provider = getattr(runtime, "provider_name", "") or config.get("provider") or ""
+        lines.append(f"agent {__version__}  {provider}/{runtime.model}  "
+                     f"session {session.id[:8]}")
+        lines.append(f"agent: {config.get('agent') or 'default'}  "
+                     f"thinking: {session.thinking}")
+    home = os.path.expanduser("~")
+    cwd = str(app.workspace)
+    lines.append("cwd: " + ("~" + cwd[len(home):] if cwd.startswith(home + os.sep) else cwd))
+    if session is not None and session.messages:
+        lines.append(f"resumed {len(session.messages)} messages")
+    host = app.boot.host
+    active = sorted(n for n, st in host.status.items() if st.state in ("enabled", "essential"))
+    if active:
+        lines.append("plugins: " + ", ".join(active))
+    for failure in host.failures():
+        lines.append(f"plugin {failure.name}: {failure.error}")
+    for problem_line in list(app.hooks.problems) + list(app.keymap.problems):
+        lines.append(problem_line)
+    for notice in getattr(config, "notices", []) or []:
+        lines.append(str(notice))
+    if config.get("yolo"):
+        lines.append("approvals: --yolo (asks become allows; deny rules and guards still apply)")
+    elif config.get("permission"):
+        lines.append("approvals: rules for " + ", ".join(sorted(config.get("permission")))
+                     + ", defaults elsewhere")
+    sets = config.get("tool_sets")
+    if sets:
+        lines.append("tool sets: " + ", ".join(["core"] + [s for s in sets if s != "core"]))
+    lines.append("/help for commands")
+    return "\n".join(lines)
+
+
+def start(app: App, prompt: str | None = None) -> None:
+    from agent.ui import turns
+
+    problem = ""
+    try:
+        attach(app, build_runtime(app))
+    except NoProvider as exc:
+        problem = str(exc)
+    except Exception as exc:  # a failed resume (-c/-r) or store problem
+        problem = str(exc)
+        app.supervisor.report("starting the session", exc)
+    app.transcript.add(Block("header", header(app, problem)))
+    if app.session is not None and app.session.messages:
+        turns.replay(app, app.session.messages)
+    app.update_status()
+    if app.runtime is None:
+        app.supervisor.spawn(_onboard(app, prompt), "the provider setup")
+    elif prompt:
+        app.submit(prompt)
+
+
+async def _onboard(app: App, prompt: str | None) -> None:
+    if await app.setup_provider() and prompt:
+        app.submit(prompt)

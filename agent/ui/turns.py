@@ -1,0 +1,175 @@
+"""Turning the event stream of one turn into transcript blocks and the live area.
+
+Text chunks only append to a buffer; the streaming block is re-rendered once per frame
+(:meth:`TurnView.flush`, called right before drawing), so a thousand chunks between two
+frames cost one markdown render.  Finished blocks are never rendered again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent import events as ev
+from agent.blocks import Block
+from agent.ui import toolfmt
+from agent.ui.widgets.status import ActiveTool, format_cost
+
+if TYPE_CHECKING:
+    from agent.ui.app import App
+    from agent.ui.widgets.transcript import Entry
+
+
+class TurnView:
+    """Presents the events of the running turn."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.stream: Entry | None = None
+        self._parts: list[str] = []
+        self._dirty = False
+        self.tools: dict[str, Entry] = {}
+        self.commands: dict[str, str] = {}  # call id -> bash command, for ctrl-c notices
+
+    # ---- streaming text ----
+
+    def _text(self, chunk: str) -> None:
+        if self.stream is None:
+            if not chunk.strip() and not self._parts:
+                return  # no block for leading whitespace
+            self.stream = self.app.transcript.add(Block("markdown", "", final=False))
+        self._parts.append(chunk)
+        self._dirty = True
+
+    def flush(self) -> None:
+        """Re-render the streaming block if text arrived since the last frame."""
+        if self._dirty and self.stream is not None:
+            self.stream.block.text = "".join(self._parts)
+            self.app.transcript.update(self.stream)
+        self._dirty = False
+
+    def end_text(self) -> None:
+        """The answer so far is final (a tool call follows, or the turn ended)."""
+        if self.stream is not None:
+            self.stream.block.text = "".join(self._parts).rstrip()
+            self.stream.block.final = True
+            if self.stream.block.text:
+                self.app.transcript.update(self.stream)
+            else:
+                self.app.transcript.remove(self.stream)
+        self.stream = None
+        self._parts = []
+        self._dirty = False
+
+    # ---- events ----
+
+    def on_event(self, event: ev.Event) -> None:
+        app = self.app
+        live = app.live
+        if isinstance(event, ev.TextEvent):
+            self._text(event.text)
+        elif isinstance(event, ev.ReasoningEvent):
+            live.reasoning += event.text
+            live.refresh()
+        elif isinstance(event, ev.ToolStartEvent):
+            self.end_text()
+            live.tools.setdefault(event.id, ActiveTool(event.id, event.name))
+            live.refresh()
+        elif isinstance(event, ev.ToolCallEvent):
+            self.end_text()
+            self._tool_call(event)
+        elif isinstance(event, ev.ToolOutputEvent):
+            live.add_output(event.id, event.chunk)
+            live.refresh()
+        elif isinstance(event, ev.ToolResultEvent):
+            self._tool_done(event.id, event.name, "ok",
+                            toolfmt.summary(event.name, event.output, given=event.summary))
+        elif isinstance(event, ev.ToolErrorEvent):
+            self._tool_done(event.id, event.name, "error",
+                            toolfmt.summary(event.name, event.error, is_error=True))
+        elif isinstance(event, ev.ToolDeniedEvent):
+            reason = "by you" if event.by == "user" else toolfmt.clip(
+                event.reason.splitlines()[0] if event.reason else event.by, 90)
+            self._tool_done(event.id, event.name, "denied", reason)
+        elif isinstance(event, ev.CompactedEvent):
+            app.add("info", f"context compacted: {event.before} messages pruned to "
+                            f"{event.after} on the wire")
+        elif isinstance(event, ev.NoticeEvent):
+            self.end_text()
+            app.add("notice", event.text)
+        elif isinstance(event, ev.ErrorEvent):
+            self.end_text()
+            app.add("error", event.error)
+        elif isinstance(event, ev.DoneEvent):
+            self.end_text()
+            self._done(event)
+        app.redraw.request()
+
+    def _tool_call(self, event: ev.ToolCallEvent) -> None:
+        details = toolfmt.details(event.name, event.input)
+        data = {"name": event.name, "details": details, "status": "running",
+                "origin": event.origin, "id": event.id}
+        entry = self.app.transcript.add(Block("tool", event.name, data))
+        self.tools[event.id] = entry
+        live = self.app.live
+        tool = live.tools.setdefault(event.id, ActiveTool(event.id, event.name))
+        tool.details, tool.origin = details, event.origin
+        if event.name == "bash":
+            self.commands[event.id] = str(event.input.get("command", "")).split("\n")[0]
+        live.refresh()
+
+    def _tool_done(self, call_id: str, name: str, status: str, summary: str) -> None:
+        entry = self.tools.pop(call_id, None)
+        if entry is None:  # a result without a call line (should not happen): show one
+            entry = self.app.transcript.add(Block("tool", name, {"name": name, "details": []}))
+        entry.block.data.update(status=status, summary=summary)
+        self.app.transcript.update(entry)
+        self.app.live.tools.pop(call_id, None)
+        self.commands.pop(call_id, None)
+        self.app.live.refresh()
+
+    def _done(self, event: ev.DoneEvent) -> None:
+        app = self.app
+        if event.cost_usd is not None:
+            app.cost = (app.cost or 0.0) + event.cost_usd
+        elif event.input_tokens:
+            app.unpriced = True
+        if event.input_tokens is not None:
+            cost = (format_cost(event.cost_usd) if event.cost_usd is not None
+                    else f"({app.model_name() or 'this model'} is unpriced)")
+            line = (f"{event.input_tokens} in / {event.output_tokens or 0} out tokens - {cost}"
+                    f"  (~{app.context_tokens()} in context)")
+            app.add("turn", line)
+
+    def interrupted(self) -> None:
+        """The turn was aborted (esc): close what was open."""
+        self.end_text()
+        for call_id in list(self.tools):
+            self._tool_done(call_id, self.tools[call_id].block.data.get("name", "?"), "error",
+                            "interrupted")
+        self.app.add("notice", "interrupted")
+
+    def running_commands(self, ids: list[str]) -> list[str]:
+        return [self.commands.get(i) or self.app.live.tools.get(i, ActiveTool(i, "?")).name
+                for i in ids]
+
+
+def replay(app: App, messages: list[Any], limit: int = 200) -> None:
+    """Show a resumed session's last messages in the transcript (compactly)."""
+    results: dict[str, Any] = {}
+    for message in messages:
+        for part in message.tool_results:
+            results[part.call_id] = part
+    for message in messages[-limit:]:
+        if message.role == "user" and message.text.strip():
+            app.add("user", message.text)
+        elif message.role == "assistant":
+            if message.text.strip():
+                app.add("markdown", message.text)
+            for call in message.tool_calls:
+                res = results.get(call.id)
+                status = "ok" if res is None or not res.is_error else "error"
+                summary = toolfmt.summary(call.name, res.output if res else "",
+                                          is_error=status == "error") if res else ""
+                app.transcript.add(Block("tool", call.name, {
+                    "name": call.name, "details": toolfmt.details(call.name, call.arguments),
+                    "status": status, "summary": summary}))

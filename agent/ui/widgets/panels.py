@@ -1,0 +1,235 @@
+"""Panels above the prompt: info panels, pickers, text prompts and the ask panel.
+
+A panel that takes keys (a *modal*) has ``context`` (the keymap context it answers to),
+``action(name, size) -> bool`` for bound commands, ``type_key(size, key) -> bool`` for typing,
+and ``future``, resolved with the user's choice (None when cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import urwid
+
+from agent.ui.widgets.lists import Item, SelectList
+
+
+class FitBox(urwid.Widget):
+    """A flow widget showing a flow widget up to ``max_rows()`` rows, scrollable."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+
+    def __init__(self, body: urwid.Widget, max_rows: Callable[[], int]) -> None:
+        super().__init__()
+        self.body = body
+        self.max_rows = max_rows
+        self.listbox = urwid.ListBox(urwid.SimpleFocusListWalker([body]))
+        self._last: tuple[int, int] = (0, 0)
+
+    def rows(self, size: tuple[int], focus: bool = False) -> int:
+        return max(1, min(self.body.rows(size, False), self.max_rows()))
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        height = self.rows(size)
+        self._last = (size[0], height)
+        return self.listbox.render(self._last, focus=False)
+
+    @property
+    def scrollable(self) -> bool:
+        return self._last != (0, 0) and self.body.rows((self._last[0],)) > self._last[1]
+
+    def scroll(self, key: str) -> None:
+        if self._last != (0, 0):
+            self.listbox.keypress(self._last, key)
+            self._invalidate()
+
+
+def boxed(body: urwid.Widget, title: str, style: str = "panel", footer: str = "") -> urwid.Widget:
+    parts: list[urwid.Widget] = [body]
+    if footer:
+        parts.append(urwid.Text(("menu-hint", footer)))
+    box = urwid.LineBox(urwid.Pile(parts), title=title, title_align="left",
+                        title_attr=style + "-title" if style != "menu" else None)
+    return urwid.AttrMap(box, style)
+
+
+class InfoPanel(urwid.WidgetWrap):
+    """A bordered panel with a title, a hint and a body (rendered like the transcript)."""
+
+    context = None
+
+    def __init__(self, title: str, body: urwid.Widget, hint: str = "",
+                 max_rows: Callable[[], int] = lambda: 20) -> None:
+        self.title = title
+        self.fit = FitBox(body, max_rows)
+        parts: list[urwid.Widget] = []
+        if hint:
+            parts.append(urwid.Text(("menu-hint", hint)))
+        parts.append(self.fit)
+        super().__init__(boxed(urwid.Pile(parts), title, "panel", "esc to dismiss"))
+
+    def selectable(self) -> bool:
+        return False
+
+
+class Modal(urwid.WidgetWrap):
+    """Base for panels that take keys; :meth:`wait` returns what :meth:`resolve` was given."""
+
+    context = "picker"
+
+    def __init__(self, widget: urwid.Widget) -> None:
+        super().__init__(widget)
+        self.done = False
+        self.result: Any = None
+        self.on_done: Callable[[Modal], None] | None = None
+        self._future: asyncio.Future[Any] | None = None
+
+    def resolve(self, value: Any) -> None:
+        if self.done:
+            return
+        self.done, self.result = True, value
+        if self._future is not None and not self._future.done():
+            self._future.set_result(value)
+        if self.on_done is not None:
+            self.on_done(self)
+
+    async def wait(self) -> Any:
+        if self.done:
+            return self.result
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        return await self._future
+
+    def action(self, name: str, size: tuple[int]) -> bool:
+        return False
+
+    def type_key(self, size: tuple[int], key: str) -> bool:
+        return False
+
+    def selectable(self) -> bool:
+        return False
+
+
+class TextPrompt(Modal):
+    """One line of text (masked for keys); enter accepts, esc cancels."""
+
+    def __init__(self, title: str, hint: str = "", *, mask: bool = False, default: str = "",
+                 style: str = "panel") -> None:
+        self.edit = urwid.Edit(("caption", "> "), default, mask="*" if mask else None)
+        parts: list[urwid.Widget] = []
+        if hint:
+            parts.append(urwid.Text(("menu-hint", hint)))
+        parts.append(self.edit)
+        super().__init__(boxed(urwid.Pile(parts), title, style, "enter to accept, esc to cancel"))
+
+    def action(self, name: str, size: tuple[int]) -> bool:
+        if name == "pick-accept":
+            self.resolve(self.edit.edit_text)
+            return True
+        if name == "pick-cancel":
+            self.resolve(None)
+            return True
+        return False
+
+    def type_key(self, size: tuple[int], key: str) -> bool:
+        return self.edit.keypress((max(1, size[0] - 4),), key) is None
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        return super().render(size, focus=True)  # the cursor belongs to the edit
+
+
+class Picker(Modal):
+    """A list to choose from; with ``multiple`` a checkbox list plus a submit entry; with
+    ``free_text`` an extra entry that switches to typing an answer."""
+
+    def __init__(self, title: str, items: list[Item], *, hint: str = "",
+                 index: int = 0, max_rows: int = 10, multiple: bool = False,
+                 free_text: str | None = None, style: str = "panel",
+                 footer: str = "enter to select, esc to cancel", body: urwid.Widget | None = None
+                 ) -> None:
+        self.multiple = multiple
+        self.free_text = free_text
+        items = list(items)
+        if multiple:
+            for item in items:
+                item.checked = bool(item.checked)
+        if free_text:
+            items.append(Item(free_text, _FREE))
+        if multiple:
+            items.append(Item("-- submit --", _SUBMIT))
+        self.list = SelectList(items, max_rows=max_rows, index=index)
+        self.edit: urwid.Edit | None = None
+        self._pile = urwid.Pile(([body] if body is not None else [])
+                                + ([urwid.Text(("menu-hint", hint))] if hint else [])
+                                + [self.list])
+        super().__init__(boxed(self._pile, title, style, footer))
+        self._update_submit()
+
+    def _update_submit(self) -> None:
+        if not self.multiple:
+            return
+        n = sum(1 for i in self.list.items if i.checked)
+        for item in self.list.items:
+            if item.value is _SUBMIT:
+                item.label = f"-- submit {n} --"
+        self.list._refresh()
+
+    def action(self, name: str, size: tuple[int]) -> bool:
+        if self.edit is not None:  # typing a free-text answer
+            if name == "pick-accept":
+                self.resolve(self.edit.edit_text)
+                return True
+            if name == "pick-cancel":
+                self._pile.contents.pop()
+                self.edit = None
+                return True
+            return False
+        if name in ("pick-up", "pick-down"):
+            self.list.move(-1 if name == "pick-up" else 1)
+            return True
+        if name == "pick-cancel":
+            self.resolve(None)
+            return True
+        item = self.list.current
+        if name == "pick-toggle":
+            if not self.multiple or item is None or item.checked is None:
+                return False
+            self.list.toggle()
+            self._update_submit()
+            return True
+        if name == "pick-accept" and item is not None:
+            if item.value is _FREE:
+                self.edit = urwid.Edit(("caption", "> "))
+                self._pile.contents.append((self.edit, ("pack", None)))
+                self._pile.focus_position = len(self._pile.contents) - 1
+            elif item.value is _SUBMIT:
+                self.resolve([i.value for i in self.list.items if i.checked])
+            elif self.multiple:
+                self.list.toggle()
+                self._update_submit()
+            else:
+                self.resolve(item.value)
+            return True
+        return False
+
+    def type_key(self, size: tuple[int], key: str) -> bool:
+        if self.edit is None:
+            return False
+        return self.edit.keypress((max(1, size[0] - 4),), key) is None
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        return super().render(size, focus=self.edit is not None)
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_FREE = _Marker("free-text")
+_SUBMIT = _Marker("submit")

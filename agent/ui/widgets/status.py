@@ -1,0 +1,202 @@
+"""The live area above the prompt and the status bar under it.
+
+``LiveArea`` shows what is happening now: the reasoning line (collapsed ``thinking... ~N
+tokens``), the running tools with their last output lines, plugin panels (``set_live``), the
+queue, and the working line with the elapsed time.  Each part is a ``Text`` changed in place,
+so a frame redraws only the rows that changed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import urwid
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+OUTPUT_TAIL = 2000
+OUTPUT_LINES = 8
+REASONING_LINES = 8
+QUEUE_CLIP = 70
+
+
+def elapsed(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    return f"{seconds // 60}m {seconds % 60}s"
+
+
+@dataclass
+class ActiveTool:
+    id: str
+    name: str
+    details: list[str] = field(default_factory=list)
+    output: str = ""
+    origin: str = "model"
+
+
+class LiveArea(urwid.WidgetWrap):
+    """Reasoning, running tools, plugin panels, the queue and the working line."""
+
+    def __init__(self) -> None:
+        self.reasoning = ""
+        self.reasoning_open = False
+        self.tools: dict[str, ActiveTool] = {}
+        self.panels: dict[str, str] = {}
+        self.queue: list[str] = []
+        self.busy_since: float | None = None
+        self.hide_tools = False  # while an approval dialog shows the call
+        self.frame = 0
+        self._reasoning = urwid.Text("")
+        self._tools = urwid.Text("")
+        self._panels = urwid.Text("")
+        self._queue = urwid.Text("")
+        self._working = urwid.Text("")
+        self._pile = urwid.Pile([])
+        super().__init__(self._pile)
+        self.refresh()
+
+    # ---- state changes (each followed by refresh) ----
+
+    def start(self) -> None:
+        self.busy_since = time.monotonic()
+        self.reasoning = ""
+        self.tools.clear()
+
+    def stop(self) -> None:
+        self.busy_since = None
+        self.reasoning = ""
+        self.reasoning_open = False
+        self.tools.clear()
+
+    def add_output(self, call_id: str, chunk: str) -> None:
+        tool = self.tools.get(call_id)
+        if tool is not None:
+            tool.output = (tool.output + chunk)[-OUTPUT_TAIL:]
+
+    # ---- drawing ----
+
+    def refresh(self) -> None:
+        parts: list[urwid.Widget] = []
+        if self.reasoning:
+            self._reasoning.set_text(self._reasoning_markup())
+            parts.append(self._reasoning)
+        if self.tools and not self.hide_tools:
+            self._tools.set_text(self._tools_markup())
+            parts.append(self._tools)
+        if self.panels:
+            self._panels.set_text("\n".join(self.panels[k] for k in sorted(self.panels)))
+            parts.append(self._panels)
+        if self.queue:
+            lines = [f"queued: {len(self.queue)}"] + [
+                f"  {i}. {_clip(q, QUEUE_CLIP)}" for i, q in enumerate(self.queue, 1)]
+            self._queue.set_text(("queue", "\n".join(lines)))
+            parts.append(self._queue)
+        if self.busy_since is not None:
+            self._working.set_text(self._working_markup())
+            parts.append(self._working)
+        current = [w for w, _ in self._pile.contents]
+        if current != parts:
+            self._pile.contents[:] = [(w, ("pack", None)) for w in parts]
+
+    def tick(self) -> None:
+        """Advance the spinner and the clock (called a few times a second while busy)."""
+        self.frame += 1
+        if self.busy_since is not None:
+            self._working.set_text(self._working_markup())
+        if self.tools:
+            self._tools.set_text(self._tools_markup())
+
+    def _spin(self) -> str:
+        return SPINNER[self.frame % len(SPINNER)]
+
+    def _working_markup(self) -> list[Any]:
+        assert self.busy_since is not None
+        secs = time.monotonic() - self.busy_since
+        text = (f"working {elapsed(secs)}..." if secs >= 10 else "working...")
+        return [("working", f"{self._spin()} {text}"), ("dim", "  esc to interrupt")]
+
+    def _reasoning_markup(self) -> list[Any]:
+        tokens = max(1, len(self.reasoning) // 4)
+        if not self.reasoning_open:
+            return [("reasoning", f"thinking... ~{tokens} tokens"), ("dim", "  ctrl-r to expand")]
+        lines = [ln for ln in self.reasoning.splitlines() if ln.strip()][-REASONING_LINES:]
+        return [("reasoning", f"thinking (~{tokens} tokens)"), ("dim", "  ctrl-r to collapse"),
+                ("reasoning", "".join("\n  " + ln for ln in lines))]
+
+    def _tools_markup(self) -> list[Any]:
+        out: list[Any] = []
+        for tool in self.tools.values():
+            if out:
+                out.append("\n")
+            out.append(("tool", f"{self._spin()} {tool.name}"))
+            if tool.origin not in ("", "model"):
+                out.append(("origin", f" [{tool.origin}]"))
+            details = tool.details[:6]
+            if details:
+                out.append(("tool-detail", "  " + details[0]))
+                for d in details[1:]:
+                    out.append(("tool-detail", "\n    " + d))
+                if len(tool.details) > 6:
+                    out.append(("dim", f"\n    ... {len(tool.details) - 6} more"))
+            if tool.output:
+                lines = tool.output.rstrip("\n").split("\n")[-OUTPUT_LINES:]
+                out.append(("live", "".join("\n  | " + _clip(ln, 200) for ln in lines)))
+        return out
+
+
+def _clip(text: str, n: int) -> str:
+    text = text.replace("\t", "  ").replace("\r", "")
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+@dataclass
+class StatusInfo:
+    model: str = ""
+    agent: str = "default"
+    thinking: str = "medium"
+    tools: int = 0
+    context_pct: int = 0
+    cost: float | None = None
+    priced: bool = True
+    note: str = ""
+
+
+class StatusBar(urwid.WidgetWrap):
+    """``<model>  <agent>/<thinking>  N tools  P% ctx  <$cost>``."""
+
+    def __init__(self) -> None:
+        self.info = StatusInfo()
+        self._text = urwid.Text("", wrap="ellipsis")
+        super().__init__(self._text)
+
+    def update(self, **changes: Any) -> None:
+        for key, value in changes.items():
+            setattr(self.info, key, value)
+        i = self.info
+        pct = i.context_pct
+        ctx_style = "status-bad" if pct >= 90 else "status-warn" if pct >= 66 else "status"
+        ctx = f"{pct}% ctx" + (" compacting soon" if pct >= 90 else "")
+        if i.cost is None:
+            cost = "" if i.priced else "unpriced"
+        else:
+            cost = format_cost(i.cost)
+        markup: list[Any] = [("status-key", i.model or "no model"), ("status", "  "),
+                             ("status", f"{i.agent}/{i.thinking}"), ("status", "  "),
+                             ("status", f"{i.tools} tools"), ("status", "  "), (ctx_style, ctx)]
+        if cost:
+            markup += [("status", "  "), ("status", cost)]
+        if i.note:
+            markup += [("status", "  "), ("dim", i.note)]
+        self._text.set_text(markup)
+
+
+def format_cost(usd: float) -> str:
+    """``$0.00`` for zero, 4 decimals below a cent, else 2."""
+    if usd == 0:
+        return "$0.00"
+    if usd < 0.01:
+        return f"${usd:.4f}"
+    return f"${usd:.2f}"

@@ -1,0 +1,125 @@
+"""The transcript: a scrolling list of rendered blocks that follows new output.
+
+Each block is rendered once into a widget and kept; only a block that changes (the streaming
+answer, a tool line getting its outcome) is rendered again, on :meth:`Transcript.update`.
+The list box draws only the visible rows, so a transcript of 10,000 lines costs the same per
+frame as a short one.  While following, the bottom of the last block is kept in view; a
+scroll up stops following until the user comes back to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import urwid
+
+from agent.blocks import Block
+
+
+class Entry(urwid.WidgetWrap):
+    """One block and its current widget."""
+
+    def __init__(self, block: Block, widget: urwid.Widget) -> None:
+        super().__init__(widget)
+        self.block = block
+
+    def replace(self, widget: urwid.Widget) -> None:
+        self._w = widget
+
+    def selectable(self) -> bool:
+        return False
+
+
+class Transcript(urwid.WidgetWrap):
+    """``add`` a block, ``update`` it when it changed, scroll with :meth:`scroll`."""
+
+    def __init__(self, render: Callable[[Block, int], urwid.Widget]) -> None:
+        self._render = render
+        self.walker = urwid.SimpleFocusListWalker([])
+        self.listbox = urwid.ListBox(self.walker)
+        self.follow = True
+        self.size: tuple[int, int] = (80, 24)
+        self.spacing = True
+        super().__init__(self.listbox)
+
+    @property
+    def width(self) -> int:
+        return self.size[0]
+
+    def _wrap(self, block: Block) -> urwid.Widget:
+        widget = self._render(block, self.width)
+        if self.spacing and block.kind not in ("turn",):
+            # One blank row above each block keeps the transcript readable; Padding-free so
+            # copied text has no extra indentation.
+            return urwid.Pile([urwid.Divider(), widget])
+        return widget
+
+    def add(self, block: Block) -> Entry:
+        entry = Entry(block, self._wrap(block))
+        self.walker.append(entry)
+        return entry
+
+    def update(self, entry: Entry) -> None:
+        entry.replace(self._wrap(entry.block))
+
+    def remove(self, entry: Entry) -> None:
+        try:
+            self.walker.remove(entry)
+        except ValueError:
+            pass
+
+    def clear(self) -> None:
+        del self.walker[:]
+        self.follow = True
+
+    def __len__(self) -> int:
+        return len(self.walker)
+
+    # ---- scrolling ----
+
+    def scroll(self, action: str) -> None:
+        size = self.size
+        if not len(self.walker):
+            return
+        if action == "scroll-bottom":
+            self.follow = True
+            return
+        if self.follow:
+            self._pin_bottom(size)
+            self.follow = False
+        if action == "scroll-top":
+            self.listbox.change_focus(size, 0, offset_inset=0, coming_from="above")
+        else:
+            key = {"scroll-up": "page up", "scroll-down": "page down",
+                   "scroll-line-up": "up", "scroll-line-down": "down"}[action]
+            self.listbox.keypress(size, key)
+        if "bottom" in self.listbox.ends_visible(size):
+            self.follow = True
+
+    def _pin_bottom(self, size: tuple[int, int]) -> None:
+        last = len(self.walker) - 1
+        if last < 0:
+            return
+        rows = self.walker[last].rows((size[0],))
+        self.listbox.change_focus(size, last, offset_inset=size[1] - rows,
+                                  coming_from="below")
+
+    def render(self, size: tuple[int, int], focus: bool = False) -> urwid.Canvas:
+        self.size = size
+        if self.follow:
+            self._pin_bottom(size)
+        return self.listbox.render(size, focus=False)
+
+    def keypress(self, size: tuple[int, int], key: str) -> str | None:
+        return key
+
+    def selectable(self) -> bool:
+        return False
+
+    def plain_text(self) -> str:
+        """The transcript as text (rows rendered at the current width)."""
+        out: list[str] = []
+        for entry in self.walker:
+            canvas = entry.render((self.width,))
+            out.extend(row.decode("utf-8", "replace").rstrip() for row in canvas.text)
+        return "\n".join(out)

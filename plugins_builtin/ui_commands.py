@@ -1,0 +1,189 @@
+"""Generic slash commands of the full-screen UI: /help /tools /plugins /cost /provider /models /model /keys /exit.
+
+Each command only needs the command context (``docs/ui.md``); none imports a provider SDK.
+This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse`` and
+``bell_on_approval``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent import Option, SlashCommand, hookimpl
+
+
+@hookimpl
+def agent_addoption(options):
+    options.add(Option("keys", type="dict", default={},
+                       help="key binding overrides: \"key\" = \"command\" (docs/keybindings.md)"))
+    options.add(Option("colors", default="auto", env="AGENT_COLORS",
+                       choices=("auto", "mono", "16", "256", "truecolor"),
+                       help="colour depth of the full-screen UI"))
+    options.add(Option("mouse", type="bool", default=False,
+                       help="let the UI take the mouse (wheel scrolls the transcript; the "
+                            "terminal's own selection then needs shift)"))
+    options.add(Option("bell_on_approval", type="bool", default=False,
+                       help="ring the terminal bell when a call waits for approval"))
+
+
+# ---- /help ----------------------------------------------------------------------------------
+
+KEY_HELP = (
+    ("enter", "submit"), ("meta enter", "newline"), ("esc", "cancel"), ("ctrl c", "interrupt"),
+    ("ctrl r", "toggle-reasoning"), ("page up", "scroll-up"), ("tab", "complete"),
+    ("up", "history-prev"),
+)
+
+
+def help_text(app: Any) -> str:
+    lines = []
+    for cmd in app.commands.sorted():
+        name = f"/{cmd.name}" + (f" {cmd.args}" if cmd.args else "")
+        alias = f" (also /{', /'.join(cmd.aliases)})" if cmd.aliases else ""
+        lines.append(f"`{name.ljust(22)}` {cmd.summary}{alias}")
+    lines += ["", "**keys**"]
+    from agent.ui.keymap import ACTIONS
+
+    for default_key, command in KEY_HELP:
+        keys = app.keymap.keys_for(command) or [default_key]
+        lines.append(f"`{' / '.join(keys[:2]).ljust(22)}` {ACTIONS.get(command, command)}")
+    lines += ["", "Prompts typed while a turn runs are queued and run in order afterwards; "
+                  "esc stops the turn and clears the queue.",
+              "All bindings: docs/keybindings.md"]
+    return "\n".join(lines)
+
+
+def cmd_help(app: Any, args: str) -> None:
+    app.info("commands", help_text(app), "type / for the menu")
+
+
+# ---- /tools, /plugins, /cost ----------------------------------------------------------------
+
+
+def cmd_tools(app: Any, args: str) -> str | None:
+    session = app.session
+    if session is None:
+        return "no provider configured yet - run /provider"
+    offered = {t.name for t in session.tools_for_step()}
+    lines = []
+    for name in sorted(session.tools):
+        tool = session.tools[name]
+        where = tool.tool_set or (f"plugin {tool.plugin}" if tool.plugin else "session")
+        mark = "" if name in offered else "  (not offered)"
+        lines.append(f"- `{name}`  {where}{mark}")
+    app.info("tools", "\n".join(lines) or "no tools",
+             f"{len(offered)} offered this turn of {len(session.tools)} registered")
+    return None
+
+
+def cmd_plugins(app: Any, args: str) -> str | None:
+    host = app.plugins
+    lines = []
+    for name in sorted(host.status):
+        st = host.status[name]
+        if st.state in ("enabled", "essential"):
+            lines.append(f"`{name.ljust(12)}` {st.description or st.module}")
+    for failure in host.failures():
+        lines.append(f"**{failure.name}** failed: {failure.error}")
+    if not lines:
+        return "no plugins active"
+    app.info("plugins", "\n".join(lines), "agent plugins disable NAME turns one off")
+    return None
+
+
+def cmd_cost(app: Any, args: str) -> str | None:
+    session = app.session
+    if session is None:
+        return "no provider configured yet - run /provider"
+    from agent import pricing
+    from agent.ui.widgets.status import format_cost
+
+    usage = session.usage
+    cost = pricing.cost(session.model, usage)
+    spend = format_cost(cost) if cost is not None else "unpriced model"
+    tokens = app.context_tokens()
+    body = "\n".join([
+        f"model: {session.model}",
+        f"billed: {usage.input_tokens} in / {usage.output_tokens} out"
+        + (f" ({usage.cached_tokens} cached)" if usage.cached_tokens else ""),
+        f"spend: {spend}",
+        f"context: ~{tokens} tokens",
+        f"agent: {app.config.get('agent') or 'default'}  thinking: {session.thinking}",
+    ])
+    app.info("cost", body, f"session {session.id}")
+    return None
+
+
+def cmd_keys(app: Any, args: str) -> None:
+    from agent.ui.keymap import ACTIONS
+
+    lines = []
+    for b in app.keymap.bindings():
+        lines.append(f"`{(b.context + ' ' + b.key).ljust(24)}` {b.command}: "
+                     f"{ACTIONS.get(b.command, 'runs /' + b.command)}")
+    app.info("keys", "\n".join(lines), "override in config.toml [keys]")
+
+
+# ---- providers and models -------------------------------------------------------------------
+
+
+async def cmd_provider(app: Any, args: str) -> None:
+    await app.setup_provider()
+
+
+async def cmd_models(app: Any, args: str) -> str | None:
+    session = app.session
+    if session is None:
+        return "no API key set - run /provider"
+    provider = session.runtime.provider
+    try:
+        models = sorted(set(await provider.list_models()))
+    except Exception as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        app.warn(f"could not list models: {message[:200]}")
+        models = []
+    if not models:
+        return "no models to choose from - use /model <id> or /provider"
+    choice = await app.pick(f"Choose a model ({len(models)} available)", models,
+                            current=session.model, free_text="type a model id myself...")
+    if not choice:
+        return None
+    app.set_model(choice.strip())
+    return f"model is now {choice.strip()}"
+
+
+async def cmd_model(app: Any, args: str) -> str | None:
+    model = args.strip()
+    if not model:
+        return await cmd_models(app, args)
+    if app.session is None:
+        return "no provider configured yet - run /provider"
+    app.set_model(model)
+    return f"model is now {model}"
+
+
+def cmd_exit(app: Any, args: str) -> None:
+    app.quit()
+
+
+def cmd_clear(app: Any, args: str) -> str:
+    app.clear_transcript()
+    return "transcript cleared"
+
+
+@hookimpl
+def agent_register_commands(register, config):
+    register(SlashCommand("help", "list commands and keys", cmd_help, aliases=("?",), info=True))
+    register(SlashCommand("tools", "the tools the model may use", cmd_tools, info=True))
+    register(SlashCommand("plugins", "active plugins and load errors", cmd_plugins, info=True))
+    register(SlashCommand("cost", "tokens billed and spend of this session", cmd_cost,
+                          info=True))
+    register(SlashCommand("keys", "every key binding", cmd_keys, info=True))
+    register(SlashCommand("provider", "set up the provider, key and model", cmd_provider,
+                          aliases=("login",), info=True))
+    register(SlashCommand("models", "choose a model from the endpoint's list", cmd_models))
+    register(SlashCommand("model", "switch the model (not saved)", cmd_model, args="<id>",
+                          takes_args=True))
+    register(SlashCommand("exit", "quit (works mid-turn)", cmd_exit, aliases=("quit",),
+                          info=True))
+    register(SlashCommand("clear", "clear the transcript", cmd_clear, info=True))

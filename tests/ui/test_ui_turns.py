@@ -1,0 +1,188 @@
+"""Approvals, the prompt queue, esc and ctrl-c, with keys typed into the real root widget."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from fakeprovider import Reply
+from ui_harness import idle, make_app, press, screen, type_text, wait_for
+
+TWENTY = "".join(f"line {i}\n" for i in range(1, 21))
+
+
+def tool_messages(request) -> list[dict]:
+    return [m for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def edit_app(tmp_path, fake, text=TWENTY):
+    app = make_app(tmp_path, fake.openai_url, builtins=["files"])
+    (app.workspace / "a.txt").write_text(text)
+    app.approval_guard = 0.0
+    app.start()
+    return app
+
+
+async def test_approval_shows_numbered_diff_and_y_applies(tmp_path, fake_provider):
+    edit = {"path": "a.txt", "oldString": "line 2\nline 3\n", "newString": "line 2\nLINE 3\n"}
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("Edited."))
+    app = edit_app(tmp_path, fake_provider)
+    await type_text(app, "edit it", enter=True)
+    rows = await wait_for(app, "allow edit_file?")
+    lines = rows.splitlines()
+    assert any(line.startswith("│a.txt  +1 -1") for line in lines)
+    assert any(line.startswith("│ 2   line 2") for line in lines)  # real file line numbers
+    assert any(line.startswith("│ 3 - line 3") for line in lines)
+    assert any(line.startswith("│ 3 + LINE 3") for line in lines)
+    assert "y yes once  a always  n no (esc)" in rows
+    await press(app, "y")
+    await idle(app)
+    assert (app.workspace / "a.txt").read_text() == TWENTY.replace("line 3\n", "LINE 3\n")
+    assert "Replaced 1 occurrence" in tool_messages(fake_provider.requests[1])[0]["content"]
+    assert "Edited." in screen(app)
+
+
+async def test_esc_in_approval_denies_and_nothing_is_written(tmp_path, fake_provider):
+    edit = {"path": "a.txt", "oldString": "line 1\n", "newString": "changed\n"}
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
+    app = edit_app(tmp_path, fake_provider)
+    await type_text(app, "edit", enter=True)
+    await wait_for(app, "allow edit_file?")
+    await press(app, "esc")
+    await idle(app)
+    assert (app.workspace / "a.txt").read_text() == TWENTY
+    assert "denied" in tool_messages(fake_provider.requests[1])[0]["content"].lower()
+    assert "x edit_file" in screen(app)
+
+
+async def test_rejecting_one_hunk_applies_the_rest_and_tells_the_model(tmp_path, fake_provider):
+    new = TWENTY.replace("line 2\n", "LINE 2\n").replace("line 18\n", "LINE 18\n")
+    edit = {"path": "a.txt", "oldString": TWENTY, "newString": new}
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
+    app = edit_app(tmp_path, fake_provider)
+    await type_text(app, "edit", enter=True)
+    rows = await wait_for(app, "hunk 1/2 accepted")
+    await press(app, "down", "space")
+    rows = await wait_for(app, "hunk 2/2 rejected")
+    assert "1 rejected: the rest is applied" in rows
+    await press(app, "y")
+    await idle(app)
+    text = (app.workspace / "a.txt").read_text()
+    assert "LINE 2\n" in text and "line 18\n" in text and "LINE 18" not in text
+    told = tool_messages(fake_provider.requests[1])[0]["content"]
+    assert "rejected 1 of 2 hunks" in told and "+LINE 18" in told
+
+
+async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider):
+    edit = {"path": "a.txt", "oldString": "line 1\n", "newString": "changed\n"}
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
+    app = edit_app(tmp_path, fake_provider)
+    app.approval_guard = 0.4
+    await type_text(app, "edit", enter=True)
+    await wait_for(app, "allow edit_file?")
+    await type_text(app, "yes\n")  # lands in the prompt, not on the dialog
+    assert app.modal is not None and app.editor.text == "yes"
+    await asyncio.sleep(0.45)
+    await press(app, "n")
+    await idle(app)
+    assert (app.workspace / "a.txt").read_text() == TWENTY
+
+
+async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("first answer", pieces=6, delay=0.08),
+                         Reply.text("second answer"))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "one", enter=True)
+    await wait_for(app, lambda: app.busy)
+    await type_text(app, "two", enter=True)
+    rows = await wait_for(app, "queued: 1")
+    assert "1. two" in rows
+    await wait_for(app, "second answer")
+    await idle(app)
+    first, second = fake_provider.requests
+    assert first.body["messages"][-1]["content"] == "one"
+    assert second.body["messages"][-1]["content"] == "two"
+    assert [m["content"] for m in second.body["messages"] if m["role"] == "assistant"] == [
+        "first answer"]
+
+
+async def test_slash_command_typed_mid_turn_is_queued_too(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("slow", pieces=5, delay=0.08))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "go", enter=True)
+    await wait_for(app, lambda: app.busy)
+    await type_text(app, "/help", enter=True)
+    await wait_for(app, "queued: 1")
+    assert app.info_panel is None
+    await idle(app)
+    await wait_for(app, lambda: app.info_panel is not None)
+    assert "type / for the menu" in screen(app)
+
+
+async def test_esc_aborts_the_turn_and_clears_the_queue(tmp_path, fake_provider):
+    fake_provider.script(Reply.stall(10.0, after=2, reply=Reply.text("partial text here",
+                                                                      pieces=4)))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "one", enter=True)
+    await wait_for(app, "parti")
+    await type_text(app, "two", enter=True)
+    await wait_for(app, "queued: 1")
+    started = time.monotonic()
+    await press(app, "esc")
+    rows = await idle(app, timeout=3)
+    assert time.monotonic() - started < 2
+    assert "interrupted" in rows and "queued" not in rows
+    await asyncio.sleep(0.2)
+    assert len(fake_provider.requests) == 1  # "two" never ran
+
+
+async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, fake_provider):
+    command = "echo $$ > pid.txt; sleep 30; echo done > after.txt"
+    fake_provider.script(Reply.tool_call("bash", {"command": command}, id="b1"),
+                         Reply.text("the command was interrupted"))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash"])
+    app.approval_guard = 0.0
+    app.start()
+    await type_text(app, "run it", enter=True)
+    await wait_for(app, "allow bash?")
+    await press(app, "y")
+    pid_file = app.workspace / "pid.txt"
+    await wait_for(app, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    pid = int(pid_file.read_text())
+    started = time.monotonic()
+    await press(app, "ctrl c")
+    rows = await wait_for(app, "the command was interrupted")
+    await idle(app)
+    assert time.monotonic() - started < 5
+    assert "interrupted: echo $$ > pid.txt" in rows
+    assert not (app.workspace / "after.txt").exists()
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive
+    told = tool_messages(fake_provider.requests[1])[0]["content"]
+    assert "interrupted" in told.lower()
+    assert not app.exit.is_set()  # ctrl-c with a command running never quits
+
+
+async def test_ctrl_c_with_nothing_running_quits(tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await press(app, "ctrl c")
+    assert app.exit.is_set()
+
+
+async def test_exit_command_quits_even_mid_turn(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("slow", pieces=5, delay=0.1))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "go", enter=True)
+    await wait_for(app, lambda: app.busy)
+    await type_text(app, "/exit", enter=True)
+    assert app.exit.is_set() and not app.queue
