@@ -69,10 +69,24 @@ async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT) -> str:
             from None
     stderr = err.decode("utf-8", "replace").strip()
     if proc.returncode != 0 and not stopped:
-        if "not a git repository" in stderr:
+        # Outside a repository some commands say so and others (diff) fail differently.
+        if "not a git repository" in stderr.lower() or not await _inside_repository(ctx):
             raise ToolError(f"{ctx.workspace} is not a git repository.")
         raise GitFailed(proc.returncode or 0, stderr)
     return out.decode("utf-8", "replace")
+
+
+async def _inside_repository(ctx: Any) -> bool:
+    proc = await asyncio.create_subprocess_exec(
+        "git", "rev-parse", "--git-dir", cwd=str(ctx.workspace), env=_env(),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL)
+    try:
+        return await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return True  # cannot tell: report git's own error instead
 
 
 async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes, bool]:
