@@ -93,6 +93,23 @@ MIGRATIONS: list[str] = [
     CREATE INDEX usage_by_ts ON usage (ts);
     CREATE INDEX usage_by_session ON usage (session_id, turn);
     """,
+    # v3: project memory (the memory plugin).  ``project`` is the absolute workspace path.
+    # Its full-text index (memory_fts) is derived data, created by the plugin where SQLite
+    # has FTS5, so a build without FTS5 can still open this database.
+    """
+    CREATE TABLE memory (
+        n           INTEGER PRIMARY KEY AUTOINCREMENT,
+        id          TEXT NOT NULL UNIQUE,
+        project     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        created_at  REAL NOT NULL,
+        hits        INTEGER NOT NULL DEFAULT 0,
+        last_hit    REAL
+    );
+    CREATE UNIQUE INDEX memory_by_text ON memory (project, text);
+    CREATE INDEX memory_by_project ON memory (project, created_at);
+    """,
 ]
 
 
