@@ -19,7 +19,7 @@ import re
 import shutil
 import sysconfig
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.paths import is_inside
 from agent.walk import walk_entries
 
-from .common import os_errors
+from .common import BINARY_PROBE, os_errors
 from .globs import file_glob
 
 MAX_HITS = 200
@@ -36,8 +36,6 @@ TIMEOUT = 60.0
 DEFAULT_INCLUDE = "**/*"
 #: Bytes of one output line kept while reading ripgrep (the rest is clipped anyway).
 _KEEP_LINE = 4 * LINE_CLIP + 4096
-#: ripgrep's first read buffer: a NUL inside it marks a file binary (checked in ripgrep 14.1).
-RG_BUFFER = 65536
 #: Keep each ripgrep command line well under the kernel's argument limit.
 _ARGV_BYTES = 100_000
 
@@ -114,8 +112,23 @@ def _regex_error(stderr: str) -> str | None:
 
 async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files: list[str],
                     hits: list[str], deadline: float) -> None:
-    argv = [rg, "--no-config", "--line-number", "--no-heading", "--color", "never", "--null",
-            "--threads", "1", "--max-count", str(MAX_HITS), "--no-ignore", "--hidden"]
+    text_files: dict[bytes, bool] = {}
+
+    def is_text(path: bytes) -> bool:
+        if path not in text_files:
+            try:
+                with open(root / os.fsdecode(path), "rb") as fh:
+                    text_files[path] = not looks_binary(fh.read(BINARY_PROBE))
+            except OSError:
+                text_files[path] = False
+        return text_files[path]
+
+    # --text: ripgrep's own binary detection depends on its I/O strategy (memory map or
+    # buffered reads, chosen by how many files it is given), so it is switched off and the
+    # 8 KB NUL rule is applied to the files that have hits instead.
+    argv = [rg, "--no-config", "--line-number", "--with-filename", "--no-heading", "--color",
+            "never", "--null", "--text", "--threads", "1", "--max-count", str(MAX_HITS),
+            "--no-ignore", "--hidden"]
     if ignore_case:
         argv.append("--ignore-case")
     argv += ["--regexp", pattern, "--", *files]
@@ -142,19 +155,19 @@ async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files:
                 if nl < 0:
                     if len(buffer) > _KEEP_LINE:
                         if not overflow:
-                            _rg_line(buffer[:_KEEP_LINE], hits)
+                            _rg_line(buffer[:_KEEP_LINE], hits, is_text)
                         overflow, buffer = True, b""
                     break
                 line, buffer = buffer[:nl], buffer[nl + 1:]
                 if not overflow:
-                    _rg_line(line[:_KEEP_LINE], hits)
+                    _rg_line(line[:_KEEP_LINE], hits, is_text)
                 overflow = False
                 if len(hits) > MAX_HITS:
                     stopped = True
                     return
         drained = True
         if buffer and not overflow:
-            _rg_line(buffer[:_KEEP_LINE], hits)
+            _rg_line(buffer[:_KEEP_LINE], hits, is_text)
     finally:
         if not drained and proc.returncode is None:  # hit limit, timeout or cancellation
             proc.kill()
@@ -171,13 +184,13 @@ async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files:
     raise _RgUnusable(f"rg exited {returncode}: {stderr.strip()[:500]}")
 
 
-def _rg_line(raw: bytes, hits: list[str]) -> None:
-    """Parse ``path\\0line:text``; other lines (binary-file notices) are skipped."""
+def _rg_line(raw: bytes, hits: list[str], is_text: Callable[[bytes], bool]) -> None:
+    """Parse ``path\\0line:text`` and keep it if the file is text."""
     path, sep, rest = raw.partition(b"\x00")
     if not sep:
         return
     number, colon, text = rest.partition(b":")
-    if not colon or not number.isdigit():
+    if not colon or not number.isdigit() or not is_text(path):
         return
     hits.append(format_hit(os.fsdecode(path), int(number),
                            text.decode("utf-8", "replace")))
@@ -211,9 +224,18 @@ def compile_fallback(pattern: str, ignore_case: bool) -> re.Pattern[str]:
         raise ToolError(f"Invalid regex: {exc}") from None
 
 
+def looks_binary(head: bytes) -> bool:
+    """grep's binary rule: a NUL in the first 8 KB, unless a UTF-16 byte-order mark says the
+    NULs are text (ripgrep transcodes such files)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    return b"\x00" in head[:BINARY_PROBE]
+
+
 def _decode(data: bytes) -> str | None:
-    """Text the way ripgrep sees a file named on its command line: a BOM picks the encoding,
-    a NUL in the first buffer (64 KiB, which covers the 8 KB binary rule) means binary."""
+    """A file's text the way ripgrep reads it (BOM-sniffed), or None when it is binary."""
+    if looks_binary(data[:BINARY_PROBE]):
+        return None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
@@ -221,15 +243,22 @@ def _decode(data: bytes) -> str | None:
             return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if b"\x00" in data[:RG_BUFFER]:
-        return None
     return data.decode("utf-8", "replace")
+
+
+def _whole_text_prefilter(pattern: str) -> bool:
+    """Whether searching a whole file first is a safe shortcut: true unless the pattern can
+    see past a line's edges (look-around, absolute anchors), where it could miss a line."""
+    return not any(tok in pattern for tok in ("(?=", "(?!", "(?<", "\\A", "\\Z", "\\z"))
 
 
 def search_python(root: Path, regex: re.Pattern[str], files: list[str],
                   deadline: float) -> tuple[list[str], bool]:
     """The fallback: same files, same order, same format as :func:`search_rg`."""
     hits: list[str] = []
+    # With MULTILINE, ^ and $ work in the whole-text check as they do on single lines.
+    quick = (re.compile(regex.pattern, regex.flags | re.MULTILINE)
+             if _whole_text_prefilter(regex.pattern) else None)
     for name in files:
         if time.monotonic() > deadline:
             raise TimeoutError
@@ -238,7 +267,7 @@ def search_python(root: Path, regex: re.Pattern[str], files: list[str],
         except OSError:
             continue
         text = _decode(data)
-        if text is None or not regex.search(text):
+        if text is None or (quick is not None and not quick.search(text)):
             continue
         per_file = 0
         for number, line in enumerate(text.split("\n"), start=1):
@@ -276,11 +305,11 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if rg is not None:
         try:
             result = await search_rg(rg, root, pattern, ignore_case, files)
-        except (OSError, _RgUnusable):
-            result = None  # not runnable or broken: the fallback answers
-        except TimeoutError:
+        except TimeoutError:  # (an OSError subclass: caught first)
             raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
                             "or the pattern.") from None
+        except (OSError, _RgUnusable):
+            result = None  # not runnable or broken: the fallback answers
     if result is None:
         regex = compile_fallback(pattern, ignore_case)
         try:
