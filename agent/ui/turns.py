@@ -133,7 +133,7 @@ class TurnView:
             app.cost = (app.cost or 0.0) + event.cost_usd
         elif event.input_tokens:
             app.unpriced = True
-        if event.input_tokens is not None:
+        if event.input_tokens:
             cost = (format_cost(event.cost_usd) if event.cost_usd is not None
                     else f"({app.model_name() or 'this model'} is unpriced)")
             line = (f"{event.input_tokens} in / {event.output_tokens or 0} out tokens - {cost}"

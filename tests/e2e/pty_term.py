@@ -1,0 +1,91 @@
+"""The installed ``agent`` in a pseudo-terminal, its screen read by pyte."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import ptyprocess
+import pyte
+
+SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY", "AGENT_PROVIDER",
+            "AGENT_MODEL", "AGENT_BASE_URL", "AGENT_DISABLE_PLUGINS", "NO_COLOR", "COLORTERM")
+
+
+def agent_command() -> list[str]:
+    found = shutil.which("agent")
+    return [found] if found else [sys.executable, "-m", "agent"]
+
+
+class Term:
+    """``agent ARGS`` running in a pty of ``cols`` x ``rows``."""
+
+    def __init__(self, args: list[str], *, cwd: Path, home: Path, cols: int = 100,
+                 rows: int = 30, env: dict[str, str] | None = None) -> None:
+        full_env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+        full_env.update({"AGENT_HOME": str(home), "TERM": "xterm-256color", **(env or {})})
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        self._lock = threading.Lock()
+        self.started = time.monotonic()
+        self.proc = ptyprocess.PtyProcess.spawn(agent_command() + args, cwd=str(cwd),
+                                                env=full_env, dimensions=(rows, cols))
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.proc.read(65536)
+            except EOFError:
+                return
+            except OSError:
+                return
+            with self._lock:
+                self.raw.extend(data)
+                self.stream.feed(data)
+
+    def text(self) -> str:
+        with self._lock:
+            return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def output(self) -> str:
+        with self._lock:
+            return self.raw.decode("utf-8", "replace")
+
+    def send(self, data: str | bytes) -> None:
+        self.proc.write(data.encode() if isinstance(data, str) else data)
+
+    def type(self, text: str, enter: bool = True) -> None:
+        self.send(text)
+        if enter:
+            time.sleep(0.05)  # a separate read, as a person typing enter
+            self.send("\r")
+
+    def wait_for(self, what: str, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.text()
+            if what in text:
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what!r}; screen:\n{text}")
+            time.sleep(0.02)
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.isalive():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"agent did not exit; screen:\n{self.text()}")
+            time.sleep(0.02)
+        self._reader.join(2)
+        return self.proc.exitstatus if self.proc.exitstatus is not None else -1
+
+    def close(self) -> None:
+        if self.proc.isalive():
+            self.proc.terminate(force=True)

@@ -1,0 +1,125 @@
+"""The installed ``agent`` in a real pseudo-terminal against the fake provider."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from fakeprovider import Reply
+from pty_term import Term
+
+IDLE = "ask agent... (/ commands, @ files)"
+
+
+@pytest.fixture
+def term_factory(tmp_path, fake_provider):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    terms: list[Term] = []
+
+    def start(*extra: str) -> Term:
+        term = Term(["--provider", "openai", "--base-url", fake_provider.openai_url,
+                     "--model", "m", *extra], cwd=ws, home=home, env={"OPENAI_API_KEY": "x"})
+        terms.append(term)
+        return term
+
+    yield start, ws
+    for term in terms:
+        term.close()
+
+
+def test_startup_and_exit_prints_the_farewell(term_factory):
+    start, _ = term_factory
+    term = start()
+    screen = term.wait_for(IDLE)
+    assert "openai/m" in screen.splitlines()[1]
+    assert screen.splitlines()[-1].startswith("m  default/medium")
+    term.type("/exit")
+    assert term.wait_exit() == 0
+    assert "Nothing to save from this session" in term.output()
+
+
+def test_streamed_answer_tool_call_approval_and_resume_hint(term_factory, fake_provider):
+    start, ws = term_factory
+    (ws / "a.txt").write_text("alpha\nbeta\n")
+    edit = {"path": "a.txt", "oldString": "beta\n", "newString": "BETA\n"}
+    fake_provider.script(
+        Reply.text("Let me look at **a.txt**:\n\n```python\nx = 1\n```", pieces=10),
+        Reply.tool_call("edit_file", edit, id="e1"),
+        Reply.text("Edited the file."))
+    term = start()
+    term.wait_for(IDLE)
+    term.type("show me")
+    screen = term.wait_for("── python ─")
+    assert "Let me look at a.txt:" in screen and "x = 1" in screen
+    term.wait_for(IDLE)
+    term.type("edit it")
+    term.wait_for("allow edit_file?")
+    screen = term.wait_for("2 + BETA")
+    assert "2 - beta" in screen
+    time.sleep(0.5)  # keys typed before the dialog is readable never answer it
+    term.send("y")
+    term.wait_for("Edited the file.")
+    assert (ws / "a.txt").read_text() == "alpha\nBETA\n"
+    term.wait_for(IDLE)
+    term.type("/exit")
+    assert term.wait_exit() == 0
+    out = term.output()
+    assert "Resume it with:" in out and "agent -c" in out and "agent -r " in out
+
+
+def test_prompt_typed_mid_turn_is_queued_then_esc_clears(term_factory, fake_provider):
+    start, _ = term_factory
+    fake_provider.script(Reply.text("first answer", pieces=4, delay=0.3),
+                         Reply.text("second answer"),
+                         Reply.stall(10.0, after=3, reply=Reply.text("stalling now ok", pieces=4)))
+    term = start()
+    term.wait_for(IDLE)
+    term.type("one")
+    term.wait_for("working")
+    term.type("two")
+    term.wait_for("queued: 1")
+    term.wait_for("second answer")
+    term.wait_for(IDLE)
+    term.type("three")
+    term.wait_for("stalling")
+    term.type("four")
+    term.wait_for("queued: 1")
+    term.send("\x1b")
+    screen = term.wait_for("interrupted")
+    term.wait_for(IDLE)
+    assert "queued" not in term.text()
+    assert [r.body["messages"][-1]["content"] for r in fake_provider.requests] == [
+        "one", "two", "three"]
+    del screen
+
+
+def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_provider):
+    start, ws = term_factory
+    command = "echo $$ > pid.txt; sleep 30; echo done > after.txt"
+    fake_provider.script(Reply.tool_call("bash", {"command": command}, id="b1"),
+                         Reply.text("it was interrupted"))
+    term = start()
+    term.wait_for(IDLE)
+    term.type("run it")
+    term.wait_for("allow bash?")
+    time.sleep(0.5)
+    term.send("y")
+    pid_file = ws / "pid.txt"
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline, term.text()
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    term.send("\x03")
+    screen = term.wait_for("it was interrupted")
+    assert "interrupted: echo $$ > pid.txt" in screen
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not (ws / "after.txt").exists()
+    term.wait_for(IDLE)
+    term.send("\x03")  # nothing runs now: ctrl-c quits
+    assert term.wait_exit() == 0
+    assert "Resume it with:" in term.output()
