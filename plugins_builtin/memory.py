@@ -227,6 +227,9 @@ async def compact_memory(memory: Memory, session: Any) -> str:
                 chunks.append(item.text)
             elif isinstance(item, StepFinished):
                 final = item.message.text
+                recorder = getattr(session, "recorder", None)
+                if recorder is not None and hasattr(recorder, "record_usage"):
+                    recorder.record_usage(item.usage, model=session.model, cause="command:memory")
     except Exception as exc:
         return f"Memory compaction failed, notes unchanged: {exc}"
     notes = parse_notes("".join(chunks) or final)

@@ -399,7 +399,18 @@ def fallback_summary(messages: list[Message], earlier_notes: str | None = None) 
     return _clip(text, SUMMARY_CHARS)
 
 
-async def model_summary(session: Any, previous: str | None, text: str) -> str:
+def record_usage(session: Any, usage: Any, cause: str) -> None:
+    """Put a nested model call on the session's usage ledger (when it keeps one)."""
+    recorder = getattr(session, "recorder", None)
+    if recorder is not None and usage is not None and hasattr(recorder, "record_usage"):
+        try:
+            recorder.record_usage(usage, model=session.model, cause=cause)
+        except Exception as exc:
+            log.warning("could not record usage: %s", exc)
+
+
+async def model_summary(session: Any, previous: str | None, text: str,
+                        cause: str = "compaction") -> str:
     """One nested model call: notes for ``text`` (merged with ``previous``)."""
     prompt = ""
     if previous:
@@ -415,6 +426,7 @@ async def model_summary(session: Any, previous: str | None, text: str) -> str:
             chunks.append(item.text)
         elif isinstance(item, StepFinished):
             final = item.message.text
+            record_usage(session, item.usage, cause)
     summary = ("".join(chunks) or final).strip()
     if not summary:
         raise ProviderError("the model returned an empty summary")
@@ -422,12 +434,13 @@ async def model_summary(session: Any, previous: str | None, text: str) -> str:
 
 
 async def summarize(session: Any, previous: str | None, messages: list[Message],
-                    chunk_chars: int) -> str:
+                    chunk_chars: int, cause: str = "compaction") -> str:
     """Fold ``messages`` into notes, a chunk at a time so each call fits the window."""
     text = transcript(messages)
     summary = previous
     for start in range(0, max(len(text), 1), max(chunk_chars, 1000)):
-        summary = await model_summary(session, summary, text[start:start + chunk_chars])
+        summary = await model_summary(session, summary, text[start:start + chunk_chars],
+                                      cause)
     return summary or ""
 
 
@@ -524,6 +537,16 @@ def _say(app: Any, text: str) -> str | None:
     return text
 
 
+def _resave(session: Any) -> None:
+    """Tell the session's recorder (if any) that the history was edited in place."""
+    recorder = getattr(session, "recorder", None)
+    if recorder is not None and hasattr(recorder, "rewrite"):
+        try:
+            recorder.rewrite(session)
+        except Exception as exc:  # saving is best effort; the edit itself stands
+            log.warning("could not save the edited history: %s", exc)
+
+
 def pin_last(session: Any) -> str:
     """``/pin``: pin the latest user message so compaction never drops it."""
     for msg in reversed(session.messages):
@@ -531,6 +554,7 @@ def pin_last(session: Any) -> str:
             if msg.pinned:
                 return f'Already pinned: "{_brief(msg.text, 60)}"'
             msg.pinned = True
+            _resave(session)
             return f'Pinned: "{_brief(msg.text, 60)}". Compaction will keep it word for word.'
     return "Nothing to pin yet: there is no message from you in this session."
 
@@ -545,12 +569,14 @@ async def compact(session: Any) -> str:
     before = len(session.messages)
     budget = threshold_of(session)
     try:
-        summary = await summarize(session, None, session.messages, chunk_chars=budget * 2)
+        summary = await summarize(session, None, session.messages, chunk_chars=budget * 2,
+                                  cause="command:compact")
     except Exception as exc:
         return f"Compaction failed, history unchanged: {exc}"
     pinned = [m for m in keepers(session.messages, len(session.messages)) if m.pinned]
     session.messages[:] = [Message.user(COMPACT_PREFIX + summary), *pinned]
     session.data.pop("prune", None)
+    _resave(session)
     kept = f" (and kept {len(pinned)} pinned)" if pinned else ""
     return f"compacted {before} messages into 1{kept}"
 

@@ -426,6 +426,7 @@ class Recorder:
             return "The conversation was left as it is: it no longer reaches that prompt."
         dropped = session.messages[index:]
         del session.messages[index:]
+        _resave(session)
         self.stashed[cp.id] = dropped
         return f"Dropped {len(dropped)} messages from the conversation."
 
@@ -435,6 +436,7 @@ class Recorder:
             return "The conversation is empty."
         dropped = len(session.messages) - starts[-1]
         del session.messages[starts[-1]:]
+        _resave(session)
         return f"Dropped the last prompt ({dropped} messages) from the conversation."
 
     def redo(self, session: Any = None) -> str:
@@ -456,6 +458,7 @@ class Recorder:
         stash = self.stashed.pop(cp.id, None)
         if stash is not None and session is not None and len(session.messages) == cp.message_index:
             session.messages.extend(stash)
+            _resave(session)
             out.append(f"Restored {len(stash)} messages to the conversation.")
         return "\n".join(out)
 
@@ -506,6 +509,14 @@ class Recorder:
 
     def _run_redo(self, app: Any, args: str) -> str | None:
         return _say(app, self.redo(getattr(app, "session", None)))
+
+
+def _resave(session: Any) -> None:
+    """Tell the session's recorder (if any) that the history was edited in place."""
+    recorder = getattr(session, "recorder", None)
+    if recorder is not None and hasattr(recorder, "rewrite"):
+        with contextlib.suppress(Exception):  # saving is best effort; the rewind stands
+            recorder.rewrite(session)
 
 
 def _clip(text: str, limit: int = 60) -> str:

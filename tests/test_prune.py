@@ -344,3 +344,31 @@ async def test_anthropic_tool_loop_keeps_its_last_thinking_block(tmp_path, fake_
     earlier = [m for m in last if m["role"] == "assistant"][:-1]
     assert all(b["type"] not in ("thinking", "tool_use") for m in earlier for b in m["content"])
     assert "earlier tool call, details pruned" in json.dumps(earlier)
+
+
+async def test_compact_and_pin_are_saved_and_the_summary_call_is_on_the_ledger(tmp_path,
+                                                                               fake_provider):
+    from agent.sessions_core import SessionRecorder
+    from agent.store import Store
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["openai", "prune"])
+    store = Store.open(config.state_dir)
+    session = make_session(config, hooks, base_url=fake_provider.openai_url, model="gpt-5",
+                           recorder=SessionRecorder(store, cwd=str(config.workspace)))
+    fake_provider.script(Reply.text("first answer"), Reply.text("second answer"),
+                         Reply.text("NOTES: two questions were asked",
+                                    usage={"input_tokens": 120, "output_tokens": 9}))
+    await collect(session, "question one")
+    prune.pin_last(session)
+    assert store.load_messages(session.id)[0].get("pinned") is True
+    await collect(session, "question two")
+    assert await prune.compact(session) == "compacted 4 messages into 1 (and kept 1 pinned)"
+    saved = store.load_messages(session.id)
+    assert [m["parts"][0]["text"] for m in saved] == [
+        "Summary of the session so far:\n\nNOTES: two questions were asked", "question one"]
+    causes = [(r["cause"], r["input_tokens"]) for r in
+              store.query("SELECT cause, input_tokens FROM usage ORDER BY id")]
+    assert causes[-1] == ("command:compact", 120)
+    store.close()
