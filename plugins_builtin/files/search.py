@@ -36,6 +36,8 @@ TIMEOUT = 60.0
 DEFAULT_INCLUDE = "**/*"
 #: Bytes of one output line kept while reading ripgrep (the rest is clipped anyway).
 _KEEP_LINE = 4 * LINE_CLIP + 4096
+#: ripgrep processes searching slices of the file list at once.
+PARALLEL = min(4, os.cpu_count() or 1)
 #: Keep each ripgrep command line well under the kernel's argument limit.
 _ARGV_BYTES = 100_000
 
@@ -196,17 +198,50 @@ def _rg_line(raw: bytes, hits: list[str], is_text: Callable[[bytes], bool]) -> N
                            text.decode("utf-8", "replace")))
 
 
-async def search_rg(rg: str, root: Path, pattern: str, ignore_case: bool,
-                    files: list[str]) -> tuple[list[str], bool]:
-    """Hits from ripgrep over ``files``: (first 200 hits, whether there were more)."""
+async def _rg_slice(rg: str, root: Path, pattern: str, ignore_case: bool, files: list[str],
+                    deadline: float) -> list[str]:
+    """Hits in one contiguous slice of the file list (at most 201: enough to know more)."""
     hits: list[str] = []
-    deadline = time.monotonic() + TIMEOUT
-    # With no files, ripgrep still checks the pattern (against the empty null device), so an
-    # invalid regex is reported exactly as the fallback reports it.
-    for chunk in list(_chunks(files)) or [[os.devnull]]:
+    for chunk in _chunks(files):
         await _rg_chunk(rg, root, pattern, ignore_case, chunk, hits, deadline)
         if len(hits) > MAX_HITS:
             break
+    return hits
+
+
+def _slices(files: list[str], count: int) -> list[list[str]]:
+    size = -(-len(files) // count)
+    return [files[i:i + size] for i in range(0, len(files), size)]
+
+
+async def search_rg(rg: str, root: Path, pattern: str, ignore_case: bool,
+                    files: list[str]) -> tuple[list[str], bool]:
+    """Hits from ripgrep over ``files``: (first 200 hits, whether there were more).
+
+    Each ripgrep runs single-threaded so its output keeps the file order; for parallelism
+    the list is cut into contiguous slices searched at the same time, and their hits are
+    joined in slice order.  Once the slices before one already hold more than 200 hits,
+    the later ones are stopped.
+    """
+    deadline = time.monotonic() + TIMEOUT
+    if not files:
+        # ripgrep still checks the pattern (against the empty null device), so an invalid
+        # regex is reported just as the fallback reports it.
+        await _rg_chunk(rg, root, pattern, ignore_case, [os.devnull], [], deadline)
+        return [], False
+    workers = max(1, min(PARALLEL, len(files) // 64 or 1))
+    tasks = [asyncio.ensure_future(_rg_slice(rg, root, pattern, ignore_case, part, deadline))
+             for part in _slices(files, workers)]
+    hits: list[str] = []
+    try:
+        for task in tasks:
+            hits.extend(await task)
+            if len(hits) > MAX_HITS:
+                break
+    finally:
+        for task in tasks:
+            task.cancel()  # their ripgreps are killed on the way out
+        await asyncio.gather(*tasks, return_exceptions=True)
     return hits[:MAX_HITS], len(hits) > MAX_HITS
 
 
