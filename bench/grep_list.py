@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                        "--regexp", pattern, "."]
             raw_time = best(raw(*rg_args), args.repeat)
             rows.append((f"grep {label}", best(ours(GREP, tool_args), args.repeat), raw_time))
-            rows.append((f"  (python fallback)", best(ours(GREP, tool_args, fallback),
+            rows.append(("  (python fallback)", best(ours(GREP, tool_args, fallback),
                                                       max(1, args.repeat // 2)), raw_time))
         width = max(len(r[0]) for r in rows)
         print(f"{'operation'.ljust(width)}  {'ours':>8}  {'raw rg':>8}  ours/raw")
