@@ -29,7 +29,7 @@ def diff_markup(data: dict[str, Any]) -> list[Any]:
         if row.kind == "head":
             out.append(("diff-head", row.text))
             continue
-        marker = "▌" if selected and row.hunk == selected else " "
+        marker = "▌" if selected and row.hunk == selected and row.kind != "gap" else " "
         out.append(("diff-sel" if marker != " " else "diff-num", marker))
         if row.kind == "gap":
             out.append(("diff-gap", " " * (width + 1) + row.text))

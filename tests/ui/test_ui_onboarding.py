@@ -1,0 +1,96 @@
+"""The provider setup: opens without a provider, writes config.toml keeping what was there."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from fakeprovider import Reply
+from ui_harness import idle, make_app, press, screen, type_text, wait_for
+
+from agent.ui.onboarding import PRESETS, mask_key
+
+CUSTOM_OPENAI = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY", "AGENT_PROVIDER",
+                 "AGENT_MODEL", "AGENT_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def unconfigured(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('# my settings\nthinking = "high"  # keep me\n')
+    return make_app(tmp_path, None)
+
+
+async def choose_custom(app, url):
+    await wait_for(app, "Choose a provider")
+    rows = screen(app)
+    assert "agent 0.1.0  no provider configured" in rows
+    for preset in ("Anthropic", "OpenRouter", "Ollama", "LM Studio", "Custom Anthropic-compatible"):
+        assert preset in rows
+    await press(app, *["down"] * CUSTOM_OPENAI, "enter")
+    await wait_for(app, "endpoint URL")
+    await type_text(app, url, enter=True)
+
+
+async def test_setup_opens_fetches_models_and_writes_the_config(tmp_path, fake_provider):
+    app = unconfigured(tmp_path)
+    app.start()
+    await choose_custom(app, fake_provider.openai_url)
+    await wait_for(app, "API key")
+    await type_text(app, "sk-secret-key-1234")
+    rows = screen(app)
+    assert "sk-secret" not in rows and "******************" in rows
+    await press(app, "enter")
+    rows = await wait_for(app, "Choose a model (2 available)")
+    assert f"key {mask_key('sk-secret-key-1234')}" in rows and "sk-s...1234" in rows
+    assert "type a model id myself..." in rows
+    models_call = fake_provider.requests[0]
+    assert models_call.path == "/v1/models"
+    assert models_call.headers["authorization"] == "Bearer sk-secret-key-1234"
+    await press(app, "enter")
+    rows = await wait_for(app, "configured with fake-model")
+    text = (tmp_path / "home" / "config.toml").read_text()
+    assert text.startswith("# my settings\n") and "# keep me" in text
+    data = tomllib.loads(text)
+    assert data == {"thinking": "high", "provider": "openai", "model": "fake-model",
+                    "base_url": fake_provider.openai_url, "preset": "custom-openai",
+                    "api_key": "sk-secret-key-1234"}
+    fake_provider.script(Reply.text("hello from the new provider"))
+    await type_text(app, "hi", enter=True)
+    await wait_for(app, "hello from the new provider")
+    assert fake_provider.requests[-1].body["model"] == "fake-model"
+
+
+async def test_unlisted_models_fall_back_to_typing_an_id(tmp_path, fake_provider):
+    fake_provider.models_reply = Reply.error(500, message="boom")
+    app = unconfigured(tmp_path)
+    app.start()
+    await choose_custom(app, fake_provider.openai_url)
+    await wait_for(app, "API key")
+    await type_text(app, "k", enter=True)
+    rows = await wait_for(app, "Model id")
+    assert "could not list models" in rows
+    await type_text(app, "my-model", enter=True)
+    await wait_for(app, "configured with my-model")
+
+
+async def test_cancelled_setup_leaves_prompts_refused(tmp_path, fake_provider):
+    app = unconfigured(tmp_path)
+    app.start()
+    await wait_for(app, "Choose a provider")
+    await press(app, "esc")
+    await wait_for(app, "provider setup cancelled")
+    await type_text(app, "hello", enter=True)
+    assert "no provider configured yet - run /provider" in screen(app)
+    await type_text(app, "/tools", enter=True)
+    assert screen(app).count("no provider configured yet") >= 2
+    assert (tmp_path / "home" / "config.toml").read_text().startswith("# my settings")
+    await type_text(app, "/provider", enter=True)
+    await wait_for(app, "Choose a provider")
+    await idle(app)

@@ -1,0 +1,174 @@
+"""Panels, pickers, the ask panel, reasoning, settings and plugins hooking into the UI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import urwid
+from fakeprovider import Reply
+from ui_harness import idle, make_app, press, screen, type_text, wait_for
+
+from agent import Effects, SlashCommand, Tool, hookimpl
+from agent.gate import ApprovalRequest
+from agent.tools import ToolCall
+
+
+async def test_reasoning_is_collapsed_expandable_and_dropped_at_turn_end(tmp_path, fake_provider):
+    fake_provider.script(Reply(reasoning="step one\nstep two\nstep three\n" * 4,
+                               text="the answer", pieces=6, delay=0.08))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "think", enter=True)
+    rows = await wait_for(app, "thinking... ~")
+    assert "ctrl-r to expand" in rows
+    await press(app, "ctrl r")
+    await wait_for(app, "ctrl-r to collapse")
+    await wait_for(app, "  step three")
+    await wait_for(app, "the answer")
+    rows = await idle(app)
+    assert "thinking..." not in rows and "ctrl-r" not in rows
+
+
+async def test_info_panel_is_dismissed_by_esc(tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "/tools", enter=True)
+    rows = screen(app)
+    assert "┌ tools" in rows and "offered this turn of" in rows and "esc to dismiss" in rows
+    await press(app, "esc")
+    assert "┌ tools" not in screen(app)
+
+
+class AskPlugin:
+    """A tool that asks the user through the UI, like the ask tool does."""
+
+    @hookimpl
+    def agent_register_tools(self, register, config):
+        async def ask(args, ctx):
+            return await ctx.session.runtime.ui.ask(
+                args["question"], [{"label": "blue", "detail": "calm"}, "red"])
+
+        register(Tool("ask_user", "Ask.", ask,
+                      {"type": "object", "properties": {"question": {"type": "string"}},
+                       "required": ["question"]}, effects=lambda a: Effects()))
+
+
+async def test_ask_panel_returns_the_choice_to_the_model(tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("ask_user", {"question": "Which **colour**?"}, id="q1"),
+                         Reply.text("noted"))
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("askplugin", AskPlugin())])
+    app.start()
+    await type_text(app, "choose", enter=True)
+    rows = await wait_for(app, "agent is asking")
+    assert "Which colour?" in rows and "> blue" in rows and "calm" in rows
+    assert "type your own answer..." in rows
+    await press(app, "down", "enter")
+    await wait_for(app, "noted")
+    told = [m for m in fake_provider.requests[1].body["messages"] if m["role"] == "tool"][0]
+    assert told["content"] == "red"
+
+
+async def test_ask_panel_free_text_and_esc(tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("ask_user", {"question": "Name?"}, id="q1"),
+                         Reply.text("ok"),
+                         Reply.tool_call("ask_user", {"question": "Again?"}, id="q2"),
+                         Reply.text("ok2"))
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("askplugin", AskPlugin())])
+    app.start()
+    await type_text(app, "ask me", enter=True)
+    await wait_for(app, "agent is asking")
+    await press(app, "up", "enter")  # wraps to "type your own answer..."
+    await type_text(app, "Ada Lovelace", enter=True)
+    await wait_for(app, "ok")
+    await idle(app)
+    await type_text(app, "again", enter=True)
+    await wait_for(app, "Again?")
+    await press(app, "esc")
+    await idle(app)
+    answers = [[m for m in r.body["messages"] if m["role"] == "tool"][-1]["content"]
+               for r in (fake_provider.requests[1], fake_provider.requests[3])]
+    assert answers[0] == "Ada Lovelace"
+    assert "use your best judgement" in answers[1]
+
+
+async def test_worker_subagent_approvals_are_labelled(tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.approval_guard = 0.0
+    app.start()
+    tool = Tool("bash", "Run.", lambda a, c: None, effects=lambda a: Effects(command=a["command"]))
+    call = ToolCall("c1", "bash", {"command": "make test"}, origin="worker")
+    request = ApprovalRequest(call, tool, Effects(command="make test"),
+                              "bash may change files", 'bash: "make *"', grant="make *")
+    answer = asyncio.ensure_future(app.approve(request))
+    rows = await wait_for(app, "a worker subagent wants to run bash")
+    assert "delegated work, gated by your rules" in rows
+    assert 'matched bash: "make *"' in rows and "make test" in rows
+    assert "a always (make *)" in rows
+    await press(app, "a")
+    assert await answer == "always"
+
+
+async def test_model_switch_applies_to_the_next_request(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("hi"))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "/model other-model", enter=True)
+    assert "model is now other-model" in screen(app)
+    assert screen(app).splitlines()[-1].startswith("other-model  ")
+    await type_text(app, "hello", enter=True)
+    await idle(app)
+    assert fake_provider.requests[-1].body["model"] == "other-model"
+
+
+async def test_models_picker_lists_the_endpoint_models(tmp_path, fake_provider):
+    fake_provider.models = ["zeta-1", "alpha-2"]
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "/models", enter=True)
+    rows = await wait_for(app, "Choose a model (2 available)")
+    assert rows.index("alpha-2") < rows.index("zeta-1")
+    await press(app, "enter")
+    await wait_for(app, "model is now alpha-2")
+
+
+class Broken:
+    @hookimpl
+    def agent_register_commands(self, register, config):
+        def boom(app, args):
+            raise RuntimeError("kaput")
+
+        register(SlashCommand("boom", "fails", boom, info=True))
+
+    @hookimpl
+    def agent_render_block(self, block, width, theme):
+        if block.kind == "user":
+            return urwid.Text("YOU SAID: " + block.text)
+        return None
+
+
+async def test_plugin_renderer_replaces_a_block_and_a_crashing_command_is_contained(
+        tmp_path, fake_provider, caplog):
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("broken", Broken())])
+    app.start()
+    with caplog.at_level(logging.ERROR, logger="agent.ui"):
+        await type_text(app, "/boom", enter=True)
+    rows = screen(app)
+    assert "YOU SAID: /boom" in rows
+    assert "error: /boom failed: RuntimeError: kaput" in rows
+    assert any("kaput" in str(r.exc_info) for r in caplog.records)
+
+
+async def test_key_overrides_from_the_config(tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url,
+                   file_data={"keys": {"f2": "tools", "ctrl r": "", "prompt": {"ctrl b": "cursor-left"},
+                                       "f3": "no-such-command"}})
+    app.start()
+    assert app.keymap.get("ctrl r", ["global"]) is None
+    assert any('unknown command "no-such-command"' in p for p in app.keymap.problems)
+    assert 'unknown command "no-such-command"' in screen(app)  # reported in the header
+    await type_text(app, "ab")
+    await press(app, "ctrl b")
+    assert app.editor.edit_pos == 1
+    await press(app, "f2")
+    assert "┌ tools" in screen(app)
