@@ -339,3 +339,20 @@ async def test_read_many_files_limits(env):
     too_many = {"files": [{"path": f"{i}"} for i in range(21)]}
     assert (await env.err("read_many_files", too_many)).startswith("Invalid arguments")
     assert (await env.err("read_many_files", {"files": []})).startswith("Invalid arguments")
+
+
+async def test_edits_keep_bytes_that_are_not_utf8(env):
+    env.write("latin1.txt", "café = 1\nnaïve = 2\n".encode("latin-1"))
+    await env.ok("edit_file", {"path": "latin1.txt", "oldString": "= 2", "newString": "= 3"})
+    assert (env.workspace / "latin1.txt").read_bytes() == "café = 1\nnaïve = 3\n".encode(
+        "latin-1")
+    await env.ok("apply_patch", {"patch": "*** Update File: latin1.txt\n-na\udcefve = 3\n"
+                                          "+na\udcefve = 4\n"})
+    assert (env.workspace / "latin1.txt").read_bytes().endswith("naïve = 4\n".encode("latin-1"))
+
+
+async def test_content_that_is_not_unicode_is_refused(env):
+    out = await env.err("write_file", {"path": "s.txt", "content": "bad \ud800 surrogate"})
+    assert out.startswith("Cannot write s.txt: the text holds a character that is not valid "
+                          "Unicode")
+    assert not (env.workspace / "s.txt").exists()

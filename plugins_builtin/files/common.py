@@ -98,14 +98,31 @@ def make_dirs(directory: Path) -> None:
                 raise
 
 
+def decode_for_edit(data: bytes) -> str:
+    """Text to edit: bytes that are not UTF-8 are carried as surrogates, so that writing the
+    text back (:func:`encode_text`) restores them exactly instead of corrupting a Latin-1
+    file's accents everywhere but the edited spot."""
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def encode_text(text: str, shown: str) -> bytes:
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"Cannot write {shown}: the text holds a character that is not valid "
+                        f"Unicode ({exc.object[exc.start:exc.end]!r} at character "
+                        f"{exc.start}).") from None
+
+
 def write_text(real: Path, shown: str, text: str) -> None:
     """Write ``text`` as UTF-8 in place (keeping the file's mode), creating parent dirs."""
+    data = encode_text(text, shown)
     try:
         if real.is_dir():
             raise ToolError(f"{shown} is a directory, not a file.")
         make_dirs(real.parent)
-        with open(real, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with open(real, "wb") as fh:
+            fh.write(data)
     except ToolError:
         raise
     except OSError as exc:

@@ -11,7 +11,9 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
-from .common import binary_message, is_binary, os_errors, os_message, resolve, write_text
+from .common import (
+    binary_message, decode_for_edit, is_binary, os_errors, os_message, resolve, write_text,
+)
 
 
 def _path_effects(args: dict[str, Any]) -> Effects:
@@ -92,7 +94,7 @@ def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, str]:
         raise ToolError(f"Cannot read {path}: {os_message(exc)}") from None
     if is_binary(data):
         raise ToolError(binary_message(path))
-    return real, data.decode("utf-8", errors="replace")
+    return real, decode_for_edit(data)
 
 
 def _crlf(text: str) -> str:

@@ -18,7 +18,15 @@ from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolContext, ToolError, ToolRe
 
 from . import trash
 from .common import (
-    display_path, is_binary, make_dirs, os_errors, os_message, resolve, resolve_entry,
+    decode_for_edit,
+    display_path,
+    encode_text,
+    is_binary,
+    make_dirs,
+    os_errors,
+    os_message,
+    resolve,
+    resolve_entry,
 )
 from .fsops import session_id
 from .patch_parse import FileOp, Hunk, PatchError, parse_patch, touched_paths
@@ -151,7 +159,7 @@ def _read_for_update(real: Path, shown: str) -> str:
         raise ToolError(f"Cannot update {shown}: {os_message(exc)}.{NOTHING}") from None
     if is_binary(data):
         raise ToolError(f"Cannot update {shown}: it is a binary file.{NOTHING}")
-    return data.decode("utf-8", errors="replace")
+    return decode_for_edit(data)
 
 
 def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
@@ -205,16 +213,16 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
 
 def _write_all(planned: list[_Planned]) -> None:
     """Write every new content; on failure put back what was already changed."""
+    payloads = [(item.target, encode_text(item.content, item.op.move_to or item.op.path))
+                for item in planned if item.target is not None and item.content is not None]
     undo: list[tuple[Path, bytes | None]] = []
     try:
-        for item in planned:
-            if item.target is None or item.content is None:
-                continue
-            before = item.target.read_bytes() if item.target.exists() else None
-            undo.append((item.target, before))
-            make_dirs(item.target.parent)
-            with open(item.target, "w", encoding="utf-8", newline="") as fh:
-                fh.write(item.content)
+        for target, data in payloads:
+            before = target.read_bytes() if target.exists() else None
+            undo.append((target, before))
+            make_dirs(target.parent)
+            with open(target, "wb") as fh:
+                fh.write(data)
     except OSError as exc:
         for path, data in reversed(undo):
             try:
