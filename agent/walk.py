@@ -19,8 +19,10 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 #: Directory names the walker never enters.
 SKIP_NAMES = frozenset({".git", "node_modules"})
@@ -41,6 +43,8 @@ class WalkEntry:
 
 def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
     """The combined rules of ``directory``'s ignore files, or None when it has none."""
+    import pathspec  # ~10 ms: paid on the first ignore file, not at startup
+
     lines: list[str] = []
     for name in IGNORE_FILES:
         try:
@@ -65,7 +69,7 @@ def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 # A chain of (base dir relative to root with trailing "/" or "", spec), shallowest first.
-_Rules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+_Rules = tuple[tuple[str, Any], ...]
 
 
 def _ignored(rules: _Rules, rel: str, is_dir: bool) -> bool:
