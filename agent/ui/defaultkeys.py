@@ -47,6 +47,7 @@ DEFAULT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("prompt", "ctrl d", "delete-char"),
     ("prompt", "delete", "delete-char"),
     ("prompt", "backspace", "delete-back"),
+    ("prompt", "ctrl _", "undo"),
     # menu: the / command menu and the @ file picker, while open
     ("menu", "up", "menu-up"),
     ("menu", "down", "menu-down"),

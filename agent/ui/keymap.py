@@ -62,6 +62,7 @@ ACTIONS: dict[str, str] = {
     "delete-word-back": "delete the previous word",
     "delete-char": "delete the character under the cursor",
     "delete-back": "delete the character before the cursor",
+    "undo": "undo the last edit of the prompt",
     "menu-up": "previous entry (wraps)",
     "menu-down": "next entry (wraps)",
     "menu-complete": "complete the highlighted entry into the prompt",
