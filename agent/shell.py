@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
+
+from agent.shell_wrappers import SHELLS, find_exec, inner_scripts, split_words, unwrap
+
+__all__ = ["MAX_DEPTH", "SHELLS", "Script", "SimpleCommand", "parse", "simple_commands",
+           "split_commands", "split_words", "unwrap"]
 
 #: Nested scripts (substitutions, subshells, ``bash -c``) deeper than this are not read.
 MAX_DEPTH = 24
@@ -32,13 +36,6 @@ MAX_DEPTH = 24
 REREAD_FACTOR = 8
 REREAD_MIN = 100_000
 
-#: Programs that run a script given as an argument (``-c SCRIPT``).
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-
-# Words that start or continue a compound command; the command proper follows them.
-_RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "do", "while", "until",
-                       "fi", "done", "esac", "coproc"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _BREAKS = frozenset(" \t\n;&|<>()")
 # Runs of characters with no meaning to the scanner, copied in one step (speed on long input).
 _PLAIN_IN_WORD = re.compile(r"[^ \t\n;&|<>()\\'\"$`]+")
@@ -108,15 +105,6 @@ def simple_commands(text: str) -> list[SimpleCommand]:
 def split_commands(text: str) -> list[list[str]]:
     """The ``argv`` of every simple command in ``text`` (empty ones left out)."""
     return [list(c.argv) for c in parse(text).commands if c.argv]
-
-
-def split_words(text: str) -> list[str]:
-    """``shlex.split`` that never raises: an unbalanced quote keeps the rest as one word."""
-    try:
-        return shlex.split(text)
-    except ValueError:
-        words = text.split()
-        return words
 
 
 class _Counter:
@@ -473,9 +461,9 @@ class _Parser:
     def expand_inner(self, simple: SimpleCommand) -> None:
         """Commands hidden in arguments: ``bash -c S``, ``eval S``, ``su -c S``,
         ``find ... -exec CMD ;``."""
-        for script in _inner_scripts(simple.argv):
+        for script in inner_scripts(simple.argv):
             self.nested(script)
-        for argv in _find_exec(simple.argv):
+        for argv in find_exec(simple.argv):
             inner = unwrap(tuple(argv))
             self.script.commands.append(SimpleCommand(inner, tuple(argv), (), self.here()))
 
@@ -495,7 +483,7 @@ def _ansi_escape(text: str, i: int) -> tuple[str, int]:
             return chr(int(digits.group(), 16)), 1 + len(digits.group())
     if c in "uU":
         width = 4 if c == "u" else 8
-        digits = re.match(r"[0-9a-fA-F]{1,%d}" % width, text[i + 1:i + 1 + width])
+        digits = re.match(f"[0-9a-fA-F]{{1,{width}}}", text[i + 1:i + 1 + width])
         if digits:
             code = int(digits.group(), 16)
             return (chr(code) if code <= 0x10FFFF else "?"), 1 + len(digits.group())
@@ -503,149 +491,3 @@ def _ansi_escape(text: str, i: int) -> tuple[str, int]:
     if digits:
         return chr(int(digits.group(), 8) & 0xFF), len(digits.group())
     return "\\" + c, 1
-
-
-# ---- wrappers ---------------------------------------------------------------------------------
-
-# For each wrapper: options that take a separate argument (short and long).  A long option
-# written ``--opt=value`` never consumes the next word.
-_WRAPPER_ARGS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user",
-                       "--group", "--close-from", "--chdir", "--host", "--prompt", "--role",
-                       "--type", "--command-timeout", "--other-user"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-P", "--unset", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "time": frozenset({"-f", "-o", "--format", "--output"}),
-    "xargs": frozenset({"-n", "-L", "-I", "-P", "-d", "-s", "-E", "-a", "--max-args",
-                        "--max-lines", "--max-procs", "--delimiter", "--max-chars",
-                        "--arg-file", "--eof", "--process-slot-var"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
-    "setsid": frozenset(),
-    "chronic": frozenset(),
-    "unbuffer": frozenset(),
-}
-
-# Wrappers whose first operand is not the command but a value (timeout's duration).
-_OPERAND_FIRST = {"timeout": 1}
-
-
-def unwrap(words: tuple[str, ...]) -> tuple[str, ...]:
-    """Strip assignments, reserved words and wrappers so ``argv[0]`` is what runs.
-
-    ``sudo -u x env A=1 timeout 5 nice -n 5 rm -rf y`` → ``rm -rf y``.  ``env -S 'a b'``
-    splits its string, like env does.
-    """
-    argv = list(words)
-    for _ in range(len(words) + 8):  # every pass removes at least one word, or stops
-        while argv and (argv[0] in _RESERVED or _ASSIGNMENT.match(argv[0])):
-            argv.pop(0)
-        if not argv:
-            break
-        name = os.path.basename(argv[0])
-        if name == "time" or name in _WRAPPER_ARGS:
-            argv = _skip_options(name, argv[1:])
-            continue
-        break
-    return tuple(argv)
-
-
-def _skip_options(name: str, args: list[str]) -> list[str]:
-    """The words after ``name``'s options (and its leading operand, for ``timeout``)."""
-    takes_arg = _WRAPPER_ARGS.get(name, frozenset())
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            i += 1
-            break
-        if name == "env" and (word == "-" or _ASSIGNMENT.match(word)):
-            i += 1
-            continue
-        if name == "env" and (word == "-S" or word.startswith("--split-string")
-                              or (word.startswith("-S") and len(word) > 2)):
-            if word.startswith("--split-string="):
-                script, used = word.split("=", 1)[1], 1
-            elif word in ("-S", "--split-string"):
-                script, used = (args[i + 1] if i + 1 < len(args) else ""), 2
-            else:
-                script, used = word[2:], 1
-            return split_words(script) + args[i + used:]
-        if not word.startswith("-") or word == "-":
-            break
-        if name == "nice" and re.fullmatch(r"-\d+", word):
-            i += 1
-            continue
-        if word.startswith("--") and "=" in word:
-            i += 1
-            continue
-        if word in takes_arg:
-            i += 2
-            continue
-        # A short option with its value attached (-n5, -oL, -uroot) or a flag cluster (-Eu).
-        i += 1
-    rest = args[i:]
-    skip = _OPERAND_FIRST.get(name, 0)
-    return rest[skip:]
-
-
-def _inner_scripts(argv: tuple[str, ...]) -> list[str]:
-    """Scripts passed as arguments: ``sh -c S``, ``eval S...``, ``su -c S``, ``busybox sh``."""
-    if not argv:
-        return []
-    name = os.path.basename(argv[0])
-    args = list(argv[1:])
-    if name == "busybox" and args:
-        name, args = os.path.basename(args[0]), args[1:]
-    if name == "eval":
-        return [" ".join(args)] if args else []
-    if name == "su":
-        for i, word in enumerate(args):
-            if word in ("-c", "--command") and i + 1 < len(args):
-                return [args[i + 1]]
-            if word.startswith("--command="):
-                return [word.split("=", 1)[1]]
-        return []
-    if name not in SHELLS:
-        return []
-    saw_c = False
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            i += 1
-            continue
-        if word in ("-o", "+o", "-O", "+O"):
-            i += 2
-            continue
-        if len(word) > 1 and word[0] in "-+":
-            if word[0] == "-" and not word.startswith("--") and "c" in word[1:]:
-                saw_c = True
-            i += 1
-            continue
-        return [word] if saw_c else []
-    return []
-
-
-def _find_exec(argv: tuple[str, ...]) -> list[list[str]]:
-    """The commands ``find`` runs with ``-exec``/``-execdir``/``-ok``/``-okdir``."""
-    if not argv or os.path.basename(argv[0]) != "find":
-        return []
-    found: list[list[str]] = []
-    i = 1
-    while i < len(argv):
-        if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(argv) and argv[j] not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                found.append(list(argv[i + 1:j]))
-            i = j
-        i += 1
-    return found

@@ -266,6 +266,8 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
+        if not os.path.isdir(ctx.workspace):
+            raise ToolError(f"The workspace {ctx.workspace} no longer exists.") from None
         raise ToolError("bash is not installed or not on PATH.") from None
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):

@@ -206,6 +206,19 @@ async def test_timeout_outside_the_range_is_refused_before_running(boot):
     assert not (config.workspace / "ran").exists()
 
 
+async def test_missing_bash_and_missing_workspace_are_told_apart(boot, tmp_path, monkeypatch):
+    config, _, bash = boot
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin-here"))
+    result = await run_tool(bash, {"command": "true"}, config)
+    assert result.is_error and result.output == "bash is not installed or not on PATH."
+    monkeypatch.setenv("PATH", path)
+    config.workspace.rmdir()
+    result = await run_tool(bash, {"command": "true"}, config)
+    assert result.is_error and result.output == (
+        f"The workspace {config.workspace} no longer exists.")
+
+
 def test_effects_are_the_command_and_the_tool_is_core(boot):
     _, _, bash = boot
     assert bash.effects({"command": "ls -la"}) == Effects(command="ls -la")

@@ -53,6 +53,12 @@ REFUSED = [
     ("X=1 rm -rf x", RM),
     ("find . | xargs rm -rf", RM),
     ("find . -name '*.tmp' -exec rm -f {} +", RM),
+    ("ls | xargs -I{} sh -c 'rm -rf {}'", RM),
+    ("busybox rm -rf x", RM),
+    ("exec -a name rm -rf x", RM),
+    ("command rm -rf x", RM),
+    ("time rm -rf x", RM),
+    ("git --git-dir=.git --work-tree=. reset --hard", RESET),
     ('"rm" -rf x', RM),
     ("r\\m -rf x", RM),
     ("$'\\x72m' -rf x", RM),
@@ -79,6 +85,7 @@ REFUSED = [
     ("mkfs -t ext4 /dev/sdb1", DEVICE),
     ("dd if=/dev/zero of=/dev/sda bs=1M", DEVICE),
     ("echo x > /dev/sda", DEVICE),
+    ("> /dev/sdb", DEVICE),
     ("cat img > /dev/nvme0n1", DEVICE),
     ("chmod 777 script.sh", CHMOD),
     ("chmod -R 0777 .", CHMOD),
@@ -133,6 +140,9 @@ ALLOWED = [
     "make clean",
     "find . -name '*.pyc' -delete",
     "echo a # rm -rf x",
+    "command -v rm",
+    "git push origin main --follow-tags",
+    "git log --grep=fix -p",
 ]
 
 
