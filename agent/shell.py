@@ -79,7 +79,8 @@ class SimpleCommand:
 @dataclass
 class Script:
     """The result of :func:`parse`: every simple command, in the order the shell would run
-    them, and whether all of the text could be read (``complete``)."""
+    them, whether all of the text could be read (``complete``), and the bodies of
+    here-documents (data, not commands)."""
 
     commands: list[SimpleCommand] = field(default_factory=list)
     complete: bool = True
@@ -92,7 +93,7 @@ def parse(text: str) -> Script:
     try:
         counter = _Counter(REREAD_FACTOR * len(text) + REREAD_MIN)
         _Parser(text, script, counter, depth=0, outer=()).parse_list(None)
-    except RecursionError:  # pathological input; report what was read and say it is partial
+    except Exception:  # pathological input or a scanner bug: keep what was read, say partial
         script.complete = False
     return script
 
