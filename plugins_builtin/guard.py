@@ -1,4 +1,4 @@
-"""Refuses irreversible shell commands (rm -rf, force pushes, DROP TABLE, ...) in any part of a command line."""
+"""Refuses irreversible shell commands (rm -rf, force push, DROP TABLE...) anywhere in a command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from agent import Fragment, Verdict, hookimpl
-from agent.shell import SHELLS, SimpleCommand, Script, parse
+from agent.shell import SHELLS, Script, SimpleCommand, parse
 
 ADVICE = "Ask the user to run it themselves if it is really needed."
 
@@ -187,8 +187,8 @@ def fork_bomb(text: str) -> str | None:
         name = _NAME_END.search(before)
         if not name:
             continue
-        body_end = text.find("}", match.end(), match.end() + 256)
-        body = re.sub(r"\s+", "", text[match.end():body_end if body_end >= 0 else match.end() + 256])
+        end = text.find("}", match.end(), match.end() + 256)
+        body = re.sub(r"\s+", "", text[match.end():end if end >= 0 else match.end() + 256])
         if f"{name.group()}|{name.group()}" in body and "&" in body:
             return "a fork bomb"
     return None

@@ -16,7 +16,11 @@ from agent.providers import StepFinished, TextDelta, Usage
 from agent.session import Runtime, Session
 from agent.testing import gate_decision, make_boot, run_tool, tool_context
 from plugins_builtin.git_tools import (
-    DIFF_FOR_MESSAGE, NOTHING_STAGED_FOR_MESSAGE, git, message_prompt, unwrap_message,
+    DIFF_FOR_MESSAGE,
+    NOTHING_STAGED_FOR_MESSAGE,
+    git,
+    message_prompt,
+    unwrap_message,
 )
 
 GIT_TOOLS = ("git_status", "git_diff", "git_log", "git_show", "git_blame", "git_branch",
