@@ -7,7 +7,8 @@ deeper file overrides a shallower one, and within one directory later rules win
 Patterns use gitignore syntax (``!`` negation, trailing ``/`` for directories, leading ``/``
 anchoring, ``*``, ``?``, ``**``) through :class:`pathspec.GitIgnoreSpec`.
 
-``.git`` and ``node_modules`` are never entered, even with ``include_ignored``.  Symlinked
+``.git`` and ``node_modules`` are never entered, even with ``include_ignored``; pipes,
+sockets and devices are left out.  Symlinked
 directories are reported as directories but never descended, so a walk cannot leave the
 workspace or loop.  Entries come in breadth-first order, sorted by name within a directory.
 """
@@ -137,8 +138,12 @@ def walk_entries(root: str | os.PathLike[str], *, start: str = "", include_dirs:
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # follows links: a link to a directory is a directory
+                # Pipes, sockets and devices are not files: reading one could block forever.
+                # (A symlink is kept even when dangling; readers check its target.)
+                if not (is_dir or is_link or entry.is_file(follow_symlinks=False)):
+                    continue
             except OSError:
-                is_link, is_dir = False, False
+                continue
             if dir_rules and _ignored(dir_rules, child_rel, is_dir):
                 continue
             if is_dir:

@@ -119,7 +119,7 @@ def test_parser_never_crashes_on_marker_soup(lines):
         1 for op in ops if op.move_to is not None)
 
 
-# ---- the tool -------------------------------------------------------------------------------------
+# ---- the tool -------------------------------------------------------------------------------
 
 @pytest.fixture
 def env(tmp_path):
@@ -248,7 +248,8 @@ async def test_trailing_whitespace_tolerated_only_as_a_fallback(env):
      "Cannot move a to b: b already exists. Nothing was written."),
     ({"a": "x\n"}, "*** Update File: a\n*** Move to: ./a\n-x\n+z\n",
      "Cannot move a to ./a: that is the same file. Nothing was written."),
-    ({"d/f": "x\n"}, "*** Delete File: d\n", "Cannot delete d: it is a directory. Nothing was written."),
+    ({"d/f": "x\n"}, "*** Delete File: d\n",
+     "Cannot delete d: it is a directory. Nothing was written."),
     ({"a": "x\n"}, "*** Add File: new\n+n\n*** Update File: ../escape\n-x\n+y\n",
      "Path escapes workspace: ../escape"),
     ({"a": "x\n"}, "*** Update File: a\n*** Move to: ../../out\n-x\n+y\n",

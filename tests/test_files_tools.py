@@ -356,3 +356,23 @@ async def test_content_that_is_not_unicode_is_refused(env):
     assert out.startswith("Cannot write s.txt: the text holds a character that is not valid "
                           "Unicode")
     assert not (env.workspace / "s.txt").exists()
+
+
+async def test_pipes_are_never_read_or_written(env):
+    fifo = env.workspace / "pipe"
+    os.mkfifo(fifo)
+    os.symlink("pipe", env.workspace / "pipe-link")
+    env.write("a.txt", "hit\n")
+    message = "pipe is not a regular file (a pipe, socket or device)."
+    assert await env.err("read_file", {"path": "pipe"}) == message
+    assert await env.err("write_file", {"path": "pipe", "content": "x"}) == message
+    assert await env.err("edit_file", {"path": "pipe", "oldString": "a", "newString": "b"}) == (
+        message)
+    assert "not a regular file" in await env.err(
+        "apply_patch", {"patch": "*** Update File: pipe\n-a\n+b\n"})
+    assert await env.ok("glob", {"pattern": "**/*"}) == "a.txt\npipe-link"
+    assert await env.ok("grep", {"pattern": "hit"}) == "a.txt:1: hit"
+    assert (await env.ok("list_dir", {})).splitlines() == [".", "  a.txt  4B",
+                                                            "  pipe-link  symlink"]
+    assert await env.ok("grep", {"pattern": "hit", "include": str(env.workspace) + "/*.txt"}) == (
+        "a.txt:1: hit")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -62,19 +63,49 @@ def os_errors(run: Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
     return guarded
 
 
-def read_text(real: Path, shown: str) -> str:
-    """Read a text file for a tool, with the spec's errors for missing, directory and binary."""
+#: Larger files are refused by the read, edit and patch tools (they are read whole).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def file_problem(real: Path) -> str | None:
+    """Why ``real`` cannot be read as a file: ``missing``, ``directory``, ``special`` (a
+    pipe, socket or device: reading could block forever), ``large``; None when it can."""
     try:
-        data = real.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"No such file: {shown}") from None
-    except IsADirectoryError:
+        info = os.stat(real)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    if stat.S_ISDIR(info.st_mode):
+        return "directory"
+    if not stat.S_ISREG(info.st_mode):
+        return "special"
+    if info.st_size > MAX_FILE_BYTES:
+        return "large"
+    return None
+
+
+def load_bytes(real: Path, shown: str) -> bytes:
+    """The bytes of a regular file, or the tool error that says why not."""
+    problem = file_problem(real)
+    if problem == "missing":
+        raise ToolError(f"No such file: {shown}")
+    if problem == "directory":
         raise ToolError(f"{shown} is a directory, not a file. Use list_dir to see what "
-                        "it holds.") from None
-    except NotADirectoryError:
-        raise ToolError(f"No such file: {shown}") from None
+                        "it holds.")
+    if problem == "special":
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
+    if problem == "large":
+        raise ToolError(f"{shown} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; use "
+                        "bash (head, tail, sed -n) to work with part of it.")
+    try:
+        with open(real, "rb") as fh:
+            return fh.read()
     except OSError as exc:
         raise ToolError(f"Cannot read {shown}: {os_message(exc)}") from None
+
+
+def read_text(real: Path, shown: str) -> str:
+    """Read a text file for a tool, with the spec's errors for missing, directory and binary."""
+    data = load_bytes(real, shown)
     if is_binary(data):
         raise ToolError(binary_message(shown))
     return data.decode("utf-8", errors="replace")
@@ -118,8 +149,11 @@ def write_text(real: Path, shown: str, text: str) -> None:
     """Write ``text`` as UTF-8 in place (keeping the file's mode), creating parent dirs."""
     data = encode_text(text, shown)
     try:
-        if real.is_dir():
+        problem = file_problem(real)
+        if problem == "directory":
             raise ToolError(f"{shown} is a directory, not a file.")
+        if problem == "special":
+            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
         make_dirs(real.parent)
         with open(real, "wb") as fh:
             fh.write(data)

@@ -12,7 +12,14 @@ from typing import Any
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
 from .common import (
-    binary_message, decode_for_edit, is_binary, os_errors, os_message, resolve, write_text,
+    binary_message,
+    decode_for_edit,
+    file_problem,
+    is_binary,
+    load_bytes,
+    os_errors,
+    resolve,
+    write_text,
 )
 
 
@@ -43,7 +50,7 @@ async def run_write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path, content = args["path"], args["content"]
     real = resolve(ctx, path)
     old = ""
-    if real.is_file():
+    if file_problem(real) is None:
         try:
             data = real.read_bytes()
         except OSError:
@@ -84,14 +91,10 @@ WRITE_FILE = Tool(
 
 def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, str]:
     real = resolve(ctx, path)
-    try:
-        data = real.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        raise ToolError(f"No such file: {path}") from None
-    except IsADirectoryError:
-        raise ToolError(f"{path} is a directory, not a file.") from None
-    except OSError as exc:
-        raise ToolError(f"Cannot read {path}: {os_message(exc)}") from None
+    problem = file_problem(real)
+    if problem == "directory":
+        raise ToolError(f"{path} is a directory, not a file.")
+    data = load_bytes(real, path)
     if is_binary(data):
         raise ToolError(binary_message(path))
     return real, decode_for_edit(data)

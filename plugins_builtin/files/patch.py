@@ -21,6 +21,7 @@ from .common import (
     decode_for_edit,
     display_path,
     encode_text,
+    file_problem,
     is_binary,
     make_dirs,
     os_errors,
@@ -149,12 +150,13 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
 
 
 def _read_for_update(real: Path, shown: str) -> str:
+    problem = file_problem(real)
+    reasons = {"missing": "no such file", "directory": "it is a directory",
+               "special": "it is not a regular file", "large": "it is too large"}
+    if problem is not None:
+        raise ToolError(f"Cannot update {shown}: {reasons[problem]}.{NOTHING}")
     try:
         data = real.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        raise ToolError(f"Cannot update {shown}: no such file.{NOTHING}") from None
-    except IsADirectoryError:
-        raise ToolError(f"Cannot update {shown}: it is a directory.{NOTHING}") from None
     except OSError as exc:
         raise ToolError(f"Cannot update {shown}: {os_message(exc)}.{NOTHING}") from None
     if is_binary(data):

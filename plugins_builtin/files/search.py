@@ -29,6 +29,7 @@ from agent.walk import walk_entries
 
 from .common import BINARY_PROBE, os_errors
 from .globs import file_glob
+from .listing import relative_pattern
 
 MAX_HITS = 200
 LINE_CLIP = 300
@@ -73,9 +74,10 @@ def candidate_files(root: Path, include: str, include_ignored: bool) -> list[str
     for entry in walk_entries(root_real, include_ignored=include_ignored):
         if not matcher.fullmatch(entry.path):
             continue
-        if entry.is_symlink and not is_inside(
-                root_real, Path(os.path.realpath(root_real / entry.path))):
-            continue  # a link leading out of the workspace is never read
+        if entry.is_symlink:
+            target = Path(os.path.realpath(root_real / entry.path))
+            if not is_inside(root_real, target) or not target.is_file():
+                continue  # never read through a link leading out, or to a pipe or device
         files.append(entry.path)
     return files
 
@@ -329,7 +331,7 @@ def fallback_forced(ctx: ToolContext) -> bool:
 
 async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     pattern = args["pattern"]
-    include = args.get("include") or DEFAULT_INCLUDE
+    include = relative_pattern(ctx, args.get("include") or DEFAULT_INCLUDE) or DEFAULT_INCLUDE
     ignore_case = bool(args.get("ignoreCase"))
     root = Path(os.path.realpath(ctx.workspace))
     files = await asyncio.to_thread(candidate_files, root, include,
