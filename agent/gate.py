@@ -32,7 +32,12 @@ class ApprovalRequest:
     reason: str
     rule: str = ""
     repeating: bool = False
-    grant: str = "*"  # the pattern "always" would grant
+    grants: tuple[str, ...] = ("*",)  # the patterns "always" would grant
+
+    @property
+    def grant(self) -> str:
+        """The grant as one line for the prompt footer."""
+        return ", ".join(self.grants)
 
     @property
     def origin(self) -> str:
@@ -84,13 +89,14 @@ class Grants:
             self.items.append((tool, pattern))
 
     def covers(self, tool: str, effects: Effects) -> bool:
-        subjects = effects.subjects() or ("",)
-        for name, pattern in self.items:
-            if name != tool:
-                continue
-            if pattern == "*" or all(permissions.matches(pattern, s) for s in subjects):
-                return True
-        return False
+        """True when every subject of the call matches a pattern granted for the tool."""
+        patterns = [p for name, p in self.items if name == tool]
+        if not patterns:
+            return False
+        if "*" in patterns:
+            return True
+        subjects, _complete = permissions.subjects_of(effects)
+        return all(any(permissions.matches(p, s) for p in patterns) for s in subjects or ("",))
 
 
 class Gate:
@@ -154,16 +160,17 @@ class Gate:
             return GateDecision(True, "yolo", source=verdict.source)
         if self.approver is None:
             return GateDecision(False, "headless", HEADLESS_DENIAL.format(tool=call.name))
-        grant = permissions.grant_pattern(call.name, effects)
+        grants = permissions.grant_patterns(call.name, effects)
         reply = await self.approver(ApprovalRequest(
-            call, tool, effects, verdict.reason, verdict.source, repeating, grant))
+            call, tool, effects, verdict.reason, verdict.source, repeating, grants))
         arguments, note = None, ""
         if isinstance(reply, Approval):
             answer, arguments, note = reply.answer, reply.arguments, reply.note
         else:
             answer = reply
         if answer == "always":
-            self.grants.add(call.name, grant)
+            for pattern in grants:
+                self.grants.add(call.name, pattern)
         if answer in ("yes", "always"):
             return GateDecision(True, "user", source=verdict.source, arguments=arguments,
                                 note=note)

@@ -142,14 +142,46 @@ def default_verdict(tool_name: str, effects: Effects) -> Verdict:
                        "default")
 
 
+def command_subjects(command: str) -> tuple[tuple[str, ...], bool]:
+    """Each simple command of a compound shell command, as written (prefixes such as
+    ``sudo`` kept, redirections appended), and whether the whole text could be read.
+
+    Judging every part on its own means ``git status && rm -rf x`` is never allowed by a
+    ``git status*`` rule, and ``a && b`` needs no new approval when ``a`` and ``b`` are
+    allowed.
+    """
+    from agent.shell import parse
+
+    script = parse(command)
+    parts = []
+    for cmd in script.commands:
+        words = list(cmd.words) + [f"{op} {target}" for op, target in cmd.redirects]
+        if cmd.argv and words:
+            parts.append(" ".join(words))
+    return tuple(dict.fromkeys(parts)) or (command.strip(),), script.complete
+
+
+def subjects_of(effects: Effects) -> tuple[tuple[str, ...], bool]:
+    """The subjects rules are matched against, and whether they are complete (a shell command
+    too tangled to read is not)."""
+    if effects.command is None:
+        return effects.subjects(), True
+    parts, complete = command_subjects(effects.command)
+    rest = tuple(s for s in effects.subjects() if s != effects.command)
+    return parts + rest, complete
+
+
 def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
            project_rules: dict[str, Rules] | None = None) -> Verdict:
     """The rules' verdict for one call: user config (or the default policy), tightened by the
     project's ``.agent/config.toml`` rules, which may only deny or ask."""
-    subjects = effects.subjects()
+    subjects, complete = subjects_of(effects)
     own = rules_for(tool_name, user_rules)
     verdict = (judge(own, subjects, tool_name) if own else None) or default_verdict(
         tool_name, effects)
+    if not complete and verdict.decision == "allow":
+        verdict = Verdict.ask("the command is too tangled to check part by part",
+                              verdict.source)
     project = rules_for(tool_name, project_rules or {})
     tightened = judge(project, subjects, tool_name, unmatched=False) if project else None
     if tightened is not None and tightened.decision != "allow":
@@ -170,9 +202,13 @@ def strip_allows(table: dict[str, Rules]) -> dict[str, Rules]:
     return out
 
 
-def grant_pattern(tool_name: str, effects: Effects) -> str:
-    """What "always" grants: for a command, its first word and anything after; else the tool."""
+def grant_patterns(tool_name: str, effects: Effects) -> tuple[str, ...]:
+    """What "always" grants: for a command, each part's first word and anything after
+    (approving ``git status | head`` grants ``git *`` and ``head *``); else the whole tool."""
     if effects.command:
-        first = effects.command.strip().split()[0] if effects.command.strip() else ""
-        return f"{first} *" if first else "*"
-    return "*"
+        parts, complete = command_subjects(effects.command)
+        if not complete:
+            return (effects.command,)  # only this exact command, never a family
+        firsts = [p.split()[0] for p in parts if p.split()]
+        return tuple(dict.fromkeys(f"{w} *" for w in firsts)) or ("*",)
+    return ("*",)

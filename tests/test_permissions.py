@@ -79,7 +79,7 @@ CASES = [
     (MCP, {}, {"mcp__*": "allow"}, True, "allow"),
     (SHELL, {"command": "git status"}, {"shell": {"git status*": "allow"}}, True, "allow"),
     (SHELL, {"command": "git push"}, {"shell": {"git status*": "allow"}}, False, "headless"),
-    (SHELL, {"command": "ls\nrm x"}, {"shell": {"ls*": "allow"}}, True, "allow"),
+    (SHELL, {"command": "ls\nrm x"}, {"shell": {"ls*": "allow"}}, False, "headless"),
 ]
 
 
@@ -187,3 +187,42 @@ def test_pathological_pattern_is_fast():
     start = time.perf_counter()
     perm.matches("*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 5000)
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("command,allowed", [
+    ("git status", True),
+    ("git status && git diff", True),            # both parts allowed: no new prompt
+    ("git status && rm -rf build", False),       # one part not allowed: asks
+    ("git status; curl x", False),
+    ("echo $(git status)", False),               # echo has no rule
+    ("sudo git status", False),                  # the prefix is part of the subject
+    ("git diff | head", False),
+])
+async def test_compound_commands_are_judged_part_by_part(tmp_path, command, allowed):
+    rules = {"shell": {"*": "ask", "git status*": "allow", "git diff*": "allow"}}
+    decision = await decide(tmp_path, SHELL, {"command": command}, rules)
+    assert decision.allowed == allowed, decision
+
+
+async def test_always_on_a_pipeline_grants_each_program(tmp_path):
+    from agent.gate import Gate
+    from agent.tools import ToolCall
+
+    config, hooks = boot(tmp_path)
+    asked = []
+
+    async def approver(request):
+        asked.append(request.grant)
+        return "always"
+
+    gate = Gate(hooks, config, approver)
+
+    async def run(cmd):
+        call = ToolCall("c", "shell", {"command": cmd})
+        return (await gate.decide(call, SHELL, SHELL.effects(call.arguments), None)).allowed
+
+    assert await run("git log | head -5")
+    assert asked == ["git *, head *"]
+    assert await run("git status && head x")
+    assert await run("tail x") and asked == ["git *, head *", "tail *"]
+    assert await run("git diff; rm x") and len(asked) == 3  # rm was never granted
