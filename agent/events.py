@@ -7,8 +7,11 @@ consume the same stream.  ``to_json()`` is the headless ``--json`` form, documen
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from agent.messages import clean_text
 
 SCHEMA_VERSION = 1
 
@@ -24,6 +27,12 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "schema_version": SCHEMA_VERSION, **self.payload()}
+
+    def to_line(self) -> str:
+        """The JSON form as one line of UTF-8-encodable text (the headless ``--json`` line,
+        without its newline).  Lone surrogates become U+FFFD, so a stray ``\\ud800`` from a
+        model or a non-UTF-8 file name can never make the writer fail."""
+        return clean_text(json.dumps(self.to_json(), ensure_ascii=False, default=str))
 
 
 @dataclass

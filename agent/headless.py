@@ -10,6 +10,7 @@ import sys
 from typing import Any, TextIO
 
 from agent import events as ev
+from agent.messages import clean_text
 
 #: Exit codes of ``agent`` (documented in docs/headless.md; a code is never reused).
 EXIT_OK = 0
@@ -41,14 +42,14 @@ class TextPrinter:
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextEvent):
-            self.out.write(event.text)
+            self.out.write(clean_text(event.text))
             self.out.flush()
             if event.text:
                 self.ended_with_newline = event.text.endswith("\n")
             return
         line = _diagnostic(event)
         if line is not None:
-            self.err.write(line + "\n")
+            self.err.write(clean_text(line) + "\n")
             self.err.flush()
         if isinstance(event, ev.DoneEvent) and not self.ended_with_newline:
             self.out.write("\n")
@@ -80,7 +81,7 @@ class JsonPrinter:
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TurnStartEvent):
             return
-        self.out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        self.out.write(event.to_line() + "\n")
         self.out.flush()
 
 
@@ -99,6 +100,15 @@ def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None
     """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130."""
     out = out or sys.stdout
     err = err or sys.stderr
+    for stream in (out, err):
+        # A terminal whose encoding lacks a character the model wrote gets a "?", not a
+        # traceback in the middle of the answer.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass
     printer = JsonPrinter(out) if json_mode else TextPrinter(out, err)
 
     async def main() -> int:

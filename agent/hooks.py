@@ -18,7 +18,7 @@ import pluggy
 from agent.commands import CommandRegistry, SlashCommand
 from agent.options import OptionRegistry
 from agent.prompt import Fragment
-from agent.providers import ProviderRequest, ProviderSettings, ProviderSpec
+from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
 from agent.tools import Effects, Tool, ToolCall, ToolResult
 from agent.verdict import Verdict
 
@@ -173,18 +173,27 @@ class Hooks:
 
     async def prepare_request(self, request: ProviderRequest, session: Any) -> ProviderRequest:
         """Each plugin's adjustment in turn; an awaitable result is awaited (a plugin whose
-        awaitable raises is reported and skipped, like a plugin whose hook raises)."""
-        for plugin, result in self._each("agent_prepare_request", request=request,
-                                         session=session):
-            if inspect.isawaitable(result):
-                try:
+        hook or awaitable raises is reported and skipped).  :class:`BudgetExceeded` is the
+        exception: it propagates, so a spending cap can stop the request."""
+        for plugin, fn, argnames in self._impls("agent_prepare_request"):
+            kwargs = {"request": request, "session": session}
+            try:
+                result = fn(**{k: kwargs[k] for k in argnames})
+                if inspect.isawaitable(result):
                     result = await result
-                except Exception as exc:
-                    self._problem(plugin, "agent_prepare_request", exc)
-                    continue
+            except BudgetExceeded:
+                raise
+            except Exception as exc:
+                self._problem(plugin, "agent_prepare_request", exc)
+                continue
             if result is not None:
                 request = result
         return request
+
+    def session_start(self, session: Any) -> None:
+        """Let plugins set up a new session (errors isolated)."""
+        for _ in self._each("agent_session_start", session=session):
+            pass
 
     def before_tool_call(self, call: ToolCall, effects: Effects, session: Any) -> None:
         """Tell observers an approved call is about to run (errors isolated)."""

@@ -152,11 +152,36 @@ def agent_prepare_request(request, session):
     hook, only what is sent.  Setting ``request.metadata["compacted"] = (before, after)``
     (message counts) makes the session report one ``compacted`` event per turn.
 
+    To refuse the request, raise :class:`agent.providers.BudgetExceeded` (the one exception
+    that is not isolated): nothing is sent, and the session ends the turn with an ``error``
+    event of kind ``budget`` and ``done`` with reason ``budget``.  Strings appended to
+    ``request.metadata["notices"]`` are shown to the user as ``notice`` events.
+
     Example::
 
         @hookimpl
         def agent_prepare_request(request, session):
             request.metadata["user"] = "ci"
+    """
+
+
+@hookspec
+def agent_session_start(session):
+    """Set up a new :class:`agent.session.Session` (the main one, or a subagent's).
+
+    Called once, at the end of the session's constructor, before its first turn.  A plugin
+    may adjust the session's attributes here (``thinking``, ``max_steps``, ``model``) and
+    keep its own state in ``session.data``.  ``session.origin`` is ``"model"`` for the
+    main session and the subagent kind (``explore``, ``review``, ``worker``) otherwise;
+    ``session.parent`` is the session that started a subagent (None for the main one).
+    Return value ignored; an exception is logged and reported, never fatal.
+
+    Example::
+
+        @hookimpl
+        def agent_session_start(session):
+            if session.origin == "model" and session.config.get("careful"):
+                session.thinking, session.max_steps = "high", 30
     """
 
 

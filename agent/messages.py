@@ -13,6 +13,33 @@ from typing import Any, Literal
 Role = Literal["user", "assistant", "tool"]
 
 
+def clean_text(text: str) -> str:
+    """``text`` made encodable as UTF-8: lone surrogates become U+FFFD (a valid pair is
+    joined into its character).
+
+    Python strings can hold surrogates that no UTF-8 writer accepts: a model's ``\\ud800``
+    JSON escape, an argv or stdin byte decoded with ``surrogateescape``, a file name that is
+    not UTF-8.  One such character in the history would break every later request, the
+    store and the headless output, so text is cleaned where it enters the history.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def clean_value(value: Any) -> Any:
+    """:func:`clean_text` applied to every string (keys included) in a JSON-like value."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_value(k): clean_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_value(v) for v in value]
+    return value
+
+
 @dataclass
 class TextPart:
     text: str
@@ -73,6 +100,18 @@ class Message:
     @classmethod
     def user(cls, text: str) -> Message:
         return cls("user", [TextPart(text)])
+
+    def clean(self) -> Message:
+        """Make every text of the message encodable (see :func:`clean_text`), in place."""
+        for part in self.parts:
+            if isinstance(part, (TextPart, ReasoningPart)):
+                part.text = clean_text(part.text)
+            elif isinstance(part, ToolCallPart):
+                part.arguments = clean_value(part.arguments)
+                part.raw_arguments = clean_text(part.raw_arguments)
+            elif isinstance(part, ToolResultPart):
+                part.output = clean_text(part.output)
+        return self
 
     @property
     def text(self) -> str:

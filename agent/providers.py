@@ -127,6 +127,18 @@ class ProviderError(Exception):
         self.output_started = output_started
 
 
+class BudgetExceeded(ProviderError):
+    """A request was refused before it was sent because it could cross a spending cap.
+
+    Raised by an ``agent_prepare_request`` hook (the ``budget`` plugin); the session ends the
+    turn with an ``error`` event of kind ``budget`` and ``done`` with reason ``budget``
+    (headless exit code 4).  Nothing was sent, so nothing was billed.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="budget")
+
+
 @runtime_checkable
 class Provider(Protocol):
     """A configured endpoint."""

@@ -14,19 +14,19 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent import events as ev
-from agent import pricing
+from agent import pricing, spend
 from agent.gate import Approver, Gate
 from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from agent.prompt import assemble
 from agent.providers import (
-    ProviderError, ProviderNotice, ProviderRequest, ReasoningDelta, StepFinished, TextDelta,
-    ToolCallStarted, Usage,
+    BudgetExceeded, ProviderError, ProviderNotice, ProviderRequest, ReasoningDelta, StepFinished,
+    TextDelta, ToolCallStarted, Usage,
 )
 from agent.tools import Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult, cap_output
 from agent.validate import check_arguments, parse_arguments
@@ -45,9 +45,16 @@ def new_session_id() -> str:
     return str(uuid.UUID(int=value))
 
 
+#: The front end's question channel for the ``ask`` tool: ``asker(question, options,
+#: multiple)`` with options as ``{"label", "detail"}`` dicts (recommended first); returns the
+#: chosen label, several labels (``multiple``), free text, or None when the user dismissed it.
+Asker = Callable[[str, list[dict[str, str]], bool], Awaitable["str | list[str] | None"]]
+
+
 @dataclass
 class Runtime:
-    """What sessions share: config, hooks, tools, the provider, the approver."""
+    """What sessions share: config, hooks, tools, the provider, the approver, and the
+    front end's question channel (``asker``; None when nobody can answer, e.g. headless)."""
 
     config: Any
     hooks: Any
@@ -55,6 +62,7 @@ class Runtime:
     provider: Any
     approver: Approver | None = None
     model: str = ""
+    asker: Asker | None = None
 
     @property
     def workspace(self) -> Path:
@@ -74,7 +82,7 @@ class Session:
                  messages: list[Message] | None = None, origin: str = "model",
                  max_steps: int | None = None, thinking: str | None = None,
                  tools: dict[str, Tool] | None = None, gate: Gate | None = None,
-                 recorder: Any = None) -> None:
+                 recorder: Any = None, parent: Session | None = None) -> None:
         self.runtime = runtime
         self.config = runtime.config
         self.hooks = runtime.hooks
@@ -97,6 +105,9 @@ class Session:
         self._notes: dict[str, str] = {}  # call id -> note from an edited approval
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder
+        #: the session that started this one (a subagent's parent), or None
+        self.parent = parent
+        self.hooks.session_start(self)
 
     @property
     def workspace(self) -> Path:
@@ -152,7 +163,8 @@ class Session:
         """Run one turn for ``prompt``; yields events and ends with a ``done`` event."""
         message = prompt if isinstance(prompt, Message) else Message.user(prompt)
         self._append(message)
-        self.gate.new_turn()
+        if self.parent is None:  # a subagent shares its parent's gate, and its turn
+            self.gate.new_turn()
         self.busy = True
         turn = TurnUsage()
         compaction_reported = False
@@ -171,6 +183,8 @@ class Session:
                 partial: list[str] = []
                 try:
                     request = await self.build_request()
+                    for text in request.metadata.get("notices") or ():
+                        yield ev.NoticeEvent(str(text))
                     compacted = request.metadata.get("compacted")
                     if compacted and not compaction_reported:  # once per turn, not per step
                         compaction_reported = True
@@ -191,24 +205,40 @@ class Session:
                             finished = item
                 except ProviderError as exc:
                     self._keep_partial(partial)
-                    error = ev.ErrorEvent(exc.message, "provider", exc.status)
+                    if isinstance(exc, BudgetExceeded):  # refused before sending: no step
+                        turn.steps -= 1
+                    budget = exc.kind == "budget"
+                    error = ev.ErrorEvent(exc.message, "budget" if budget else "provider",
+                                          exc.status)
                     self._emit_coarse(error)
                     yield error
-                    yield self._done("error", turn)
+                    yield self._done("budget" if budget else "error", turn)
                     return
                 except asyncio.CancelledError:
                     self._keep_partial(partial)
                     raise
+                except Exception as exc:  # a broken provider plugin fails the turn, not the run
+                    log.exception("the model request failed unexpectedly")
+                    self._keep_partial(partial)
+                    error = ev.ErrorEvent(
+                        f"the model request failed unexpectedly ({type(exc).__name__}: {exc}); "
+                        "details are in the log", "internal")
+                    self._emit_coarse(error)
+                    yield error
+                    yield self._done("error", turn)
+                    return
                 if finished is None:
                     self._keep_partial(partial)
                     error = ev.ErrorEvent("the provider's stream ended before the step finished",
                                           "provider")
+                    self._emit_coarse(error)
                     yield error
                     yield self._done("error", turn)
                     return
                 self._append(finished.message)
                 turn.usage.add(finished.usage)
                 self.usage.add(finished.usage)
+                spend.record(self, request.model or self.model, finished.usage)
                 if self.recorder is not None:
                     self.recorder.step_finished(self, finished.usage)
                 calls = finished.message.tool_calls
@@ -359,8 +389,9 @@ class Session:
     # ---- bookkeeping ------------------------------------------------------------------------
 
     def _append(self, message: Message) -> None:
-        """Add a message to the history; the recorder commits it to the store at once."""
-        self.messages.append(message)
+        """Add a message to the history; the recorder commits it to the store at once.
+        Its text is cleaned first: a lone surrogate would break every later request."""
+        self.messages.append(message.clean())
         if self.recorder is not None:
             self.recorder.message_added(self, message)
 

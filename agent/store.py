@@ -153,6 +153,18 @@ class UsageEntry:
     ts: float = 0.0
 
 
+def _dumps(value: Any) -> str:
+    """Compact JSON for a column.  Text SQLite cannot store (a lone surrogate: a file name
+    that is not UTF-8, a model's stray escape) is written as a JSON ``\\u`` escape instead,
+    which ``json.loads`` turns back into the same string."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+    return text
+
+
 def _statements(script: str) -> Iterator[str]:
     """Split a migration script into complete statements (``executescript`` would commit)."""
     buffer = ""
@@ -287,7 +299,7 @@ class Store:
         ``seq``.  ``new_session`` creates the session row in the same transaction;
         ``update`` sets session columns (``title``, ``model``, ``data``...) alongside."""
         now = time.time()
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        body = _dumps(message)
         with self.transaction() as conn:
             if new_session is not None:
                 _insert_session(conn, new_session)
@@ -310,7 +322,7 @@ class Store:
                 "INSERT INTO messages (session_id, seq, role, body, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [(session_id, i + 1, str(m.get("role", "")),
-                  json.dumps(m, ensure_ascii=False, separators=(",", ":")), now)
+                  _dumps(m), now)
                  for i, m in enumerate(messages)])
             _update_session(conn, session_id, {"updated_at": now})
 
@@ -458,7 +470,7 @@ def _insert_session(conn: sqlite3.Connection, r: SessionRecord) -> None:
         "INSERT OR IGNORE INTO sessions (id, cwd, created_at, updated_at, title, provider, "
         "model, agent, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (r.id, r.cwd, r.created_at, r.updated_at, r.title, r.provider, r.model, r.agent,
-         json.dumps(r.data, ensure_ascii=False)))
+         _dumps(r.data)))
 
 
 def _update_session(conn: sqlite3.Connection, session_id: str, columns: dict[str, Any]) -> None:
@@ -467,8 +479,7 @@ def _update_session(conn: sqlite3.Connection, session_id: str, columns: dict[str
     unknown = set(columns) - set(_SESSION_COLUMNS)
     if unknown:
         raise ValueError(f"not session columns: {', '.join(sorted(unknown))}")
-    values = {k: (json.dumps(v, ensure_ascii=False) if k == "data" else v)
-              for k, v in columns.items()}
+    values = {k: (_dumps(v) if k == "data" else v) for k, v in columns.items()}
     assignments = ", ".join(f"{k} = ?" for k in values)
     conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?",
                  (*values.values(), session_id))

@@ -213,8 +213,10 @@ def _error_parts(body: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def map_error(exc: BaseException, *, output_started: bool) -> ProviderError:
-    """``anthropic``/``httpx2`` exceptions → :class:`ProviderError` with a clear message."""
+def map_error(exc: BaseException, *, output_started: bool,
+              connected: bool = False) -> ProviderError:
+    """``anthropic``/``httpx2`` exceptions → :class:`ProviderError` with a clear message.
+    ``connected``: the response had begun (a broken stream, not a failed connection)."""
     import anthropic
     import httpx2
 
@@ -242,7 +244,7 @@ def map_error(exc: BaseException, *, output_started: bool) -> ProviderError:
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) else exc
         detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
-        text = (f"connection to anthropic failed: {detail}" if output_started
+        text = (f"connection to anthropic failed: {detail}" if output_started or connected
                 else f"could not connect to anthropic: {detail}")
         return ProviderError(text, retryable=True, kind="connection",
                              output_started=output_started)
@@ -454,8 +456,10 @@ class AnthropicProvider:
         notice = self._deprecation(params["model"])
         if notice is not None:
             yield notice
+        connected = False
         try:
             response = await client.messages.create(**params)
+            connected = True
             async with response as events:
                 async for event in events:
                     for out in assembler.feed(event):
@@ -463,7 +467,7 @@ class AnthropicProvider:
                         yield out
             finished = assembler.finish_step()
         except Exception as exc:
-            raise map_error(exc, output_started=started) from exc
+            raise map_error(exc, output_started=started, connected=connected) from exc
         yield finished
 
     async def list_models(self) -> list[str]:

@@ -143,9 +143,10 @@ class Endpoint:
         value = self.settings.options.get("send_reasoning")
         return True if value is None else bool(value)
 
-    def error(self, exc: BaseException, *, output_started: bool) -> ProviderError:
+    def error(self, exc: BaseException, *, output_started: bool,
+              connected: bool = False) -> ProviderError:
         """Normalise an SDK or transport exception into a :class:`ProviderError`."""
-        return map_error(exc, self.name, output_started=output_started)
+        return map_error(exc, self.name, output_started=output_started, connected=connected)
 
     async def list_models(self) -> list[str]:
         try:
@@ -170,8 +171,10 @@ def _error_text(body: Any) -> str | None:
     return None
 
 
-def map_error(exc: BaseException, name: str, *, output_started: bool) -> ProviderError:
-    """``openai``/``httpx2`` exceptions → :class:`ProviderError` with a message fit for a user."""
+def map_error(exc: BaseException, name: str, *, output_started: bool,
+              connected: bool = False) -> ProviderError:
+    """``openai``/``httpx2`` exceptions → :class:`ProviderError` with a message fit for a user.
+    ``connected``: the response had begun (a broken stream, not a failed connection)."""
     import httpx2
     import openai
 
@@ -198,7 +201,7 @@ def map_error(exc: BaseException, name: str, *, output_started: bool) -> Provide
     if isinstance(exc, openai.APIConnectionError) or isinstance(exc, httpx2.TransportError):
         cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else exc
         detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
-        text = (f"connection to {name} failed: {detail}" if output_started
+        text = (f"connection to {name} failed: {detail}" if output_started or connected
                 else f"could not connect to {name}: {detail}")
         return ProviderError(
             text, retryable=True, kind="connection", output_started=output_started,
@@ -375,10 +378,11 @@ class ChatProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step; see :meth:`agent.providers.Provider.stream`."""
         assembler = _ChatAssembler(self.endpoint.name)
-        started = False
+        started = connected = False
         try:
             params = self.params(request)
             response = await self.endpoint.client().chat.completions.create(**params)
+            connected = True
             async with response as chunks:
                 async for chunk in chunks:
                     for event in assembler.feed(chunk):
@@ -386,7 +390,8 @@ class ChatProvider:
                         yield event
             finished = assembler.finish_step()
         except Exception as exc:
-            raise self.endpoint.error(exc, output_started=started) from exc
+            raise self.endpoint.error(exc, output_started=started,
+                                      connected=connected) from exc
         yield finished
 
     async def list_models(self) -> list[str]:
@@ -576,10 +581,11 @@ class ResponsesProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step; see :meth:`agent.providers.Provider.stream`."""
         assembler = _ResponsesAssembler(self.endpoint)
-        started = False
+        started = connected = False
         try:
             params = self.params(request)
             response = await self.endpoint.client().responses.create(**params)
+            connected = True
             async with response as events:
                 async for event in events:
                     for out in assembler.feed(event):
@@ -587,7 +593,8 @@ class ResponsesProvider:
                         yield out
             finished = assembler.finish_step()
         except Exception as exc:
-            raise self.endpoint.error(exc, output_started=started) from exc
+            raise self.endpoint.error(exc, output_started=started,
+                                      connected=connected) from exc
         yield finished
 
     async def list_models(self) -> list[str]:
