@@ -28,6 +28,7 @@ def _tree(env) -> None:
     w("weird name: colon.txt", "TODO colon\n")
     w(".hidden/conf.ini", "todo = hidden\n")
     w("crlf.txt", "line one TODO\r\nline two\r\n")
+    w("dist.min.js", "var a=1;" * 40_000 + "TODO\nshort TODO\n")  # a 320 KB line
     w("bom.txt", b"\xef\xbb\xbfTODO after bom\n")
     w("bin.dat", b"TODO\x00binary")
     w("late-nul.dat", b"TODO early\n" + b"y" * 70_000 + b"\n\x00\nTODO late\n")
@@ -92,6 +93,8 @@ async def test_output_format_and_ignore_rules(tmp_path):
         "a.py:3:     return os.getcwd()  # TODO tidy",
         "bom.txt:1: TODO after bom",
         "crlf.txt:1: line one TODO",
+        "dist.min.js:1: " + "var a=1;" * 37 + "var",
+        "dist.min.js:2: short TODO",
         "late-nul.dat:1: TODO early",  # its NUL comes after the first 8 KB: text
         "late-nul.dat:4: TODO late",
         "weird name: colon.txt:1: TODO colon",

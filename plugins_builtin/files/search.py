@@ -154,21 +154,20 @@ async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files:
             if not chunk:
                 break
             buffer += chunk
-            while True:
-                nl = buffer.find(b"\n")
-                if nl < 0:
-                    if len(buffer) > _KEEP_LINE:
-                        if not overflow:
-                            _rg_line(buffer[:_KEEP_LINE], hits, is_text)
-                        overflow, buffer = True, b""
-                    break
-                line, buffer = buffer[:nl], buffer[nl + 1:]
+            start = 0
+            while (nl := buffer.find(b"\n", start)) >= 0:
                 if not overflow:
-                    _rg_line(line[:_KEEP_LINE], hits, is_text)
+                    _rg_line(buffer[start:min(nl, start + _KEEP_LINE)], hits, is_text)
                 overflow = False
+                start = nl + 1
                 if len(hits) > MAX_HITS:
                     stopped = True
                     return
+            buffer = buffer[start:]
+            if len(buffer) > _KEEP_LINE:  # a huge line: keep its head, drop the rest
+                if not overflow:
+                    _rg_line(buffer[:_KEEP_LINE], hits, is_text)
+                overflow, buffer = True, b""
         drained = True
         if buffer and not overflow:
             _rg_line(buffer[:_KEEP_LINE], hits, is_text)
