@@ -1,0 +1,131 @@
+"""Checks on what crossed the wire: is a recorded model request one the real API accepts,
+and is an error message fit for a person?
+
+``assert_valid_request(request)`` knows the three formats the fake provider serves (chat
+completions, responses, anthropic messages) by the request's path, and asserts the rules the
+real endpoints enforce on a history: roles in order, every tool call answered exactly once by
+the very next message(s), no result without its call, no empty turns, and a user turn (a
+prompt, or tool results in the middle of a turn) last.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: What a person should never have to read in an error: tracebacks, reprs, escapes.
+_UNHUMAN = (
+    re.compile(r"Traceback \(most recent call last\)"),
+    re.compile(r"<[\w.]+ object at 0x"),
+    re.compile(r"\b[A-Z]\w*(Error|Exception)\("),  # ValueError('...') style reprs
+    re.compile(r"\{'"),  # a dict repr
+    re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}"),
+)
+
+
+def assert_human(message: str, status: int | None = None) -> None:
+    """``message`` reads as a sentence: no traceback, repr or escape; names ``status``."""
+    assert isinstance(message, str) and message.strip(), message
+    for pattern in _UNHUMAN:
+        assert not pattern.search(message), f"not a human message: {message!r}"
+    assert "\n" not in message.strip(), f"one line expected: {message!r}"
+    if status is not None:
+        assert str(status) in message, f"{status} not named in {message!r}"
+
+
+def request_format(request: Any) -> str:
+    return {"/v1/chat/completions": "chat", "/v1/responses": "responses",
+            "/v1/messages": "anthropic"}[request.path]
+
+
+def assert_valid_request(request: Any) -> list[str]:
+    """Assert the recorded ``request`` carries a history its API accepts; return the roles
+    (or item types) in order, for further assertions."""
+    body = request.body
+    assert isinstance(body, dict), "the request body is not JSON"
+    json.dumps(body)  # what the server got was plain JSON
+    fmt = request_format(request)
+    if fmt == "chat":
+        return _chat(body["messages"])
+    if fmt == "responses":
+        return _responses(body["input"])
+    return _anthropic(body["messages"])
+
+
+def _chat(messages: list[dict[str, Any]]) -> list[str]:
+    roles = [m["role"] for m in messages]
+    assert roles and roles[0] == "system", roles
+    open_calls: list[str] = []
+    for i, m in enumerate(messages[1:], start=1):
+        role = m["role"]
+        assert role in ("user", "assistant", "tool"), role
+        if open_calls:
+            assert role == "tool", f"message {i} ({role}) came before every call was answered"
+        if role == "tool":
+            assert m["tool_call_id"] in open_calls, f"result {m['tool_call_id']} has no call"
+            open_calls.remove(m["tool_call_id"])
+            assert isinstance(m["content"], str)
+        elif role == "assistant":
+            calls = m.get("tool_calls") or []
+            assert m.get("content") or calls, f"empty assistant message {i}"
+            for call in calls:
+                json.loads(call["function"]["arguments"] or "{}")
+            open_calls = [c["id"] for c in calls]
+            assert len(set(open_calls)) == len(open_calls), "duplicate call ids"
+        else:
+            assert isinstance(m["content"], str) and m["content"], f"empty user message {i}"
+    assert not open_calls, f"unanswered calls {open_calls}"
+    assert roles[-1] in ("user", "tool"), roles
+    return roles[1:]
+
+
+def _responses(items: list[dict[str, Any]]) -> list[str]:
+    kinds: list[str] = []
+    open_calls: list[str] = []
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call_output":
+            assert item["call_id"] in open_calls, f"output {item['call_id']} has no call"
+            open_calls.remove(item["call_id"])
+        else:
+            assert not open_calls or kind == "function_call", (
+                f"item {i} ({kind}) came before every call was answered")
+        if kind == "function_call":
+            json.loads(item["arguments"] or "{}")
+            open_calls.append(item["call_id"])
+        elif kind == "message":
+            assert item["role"] in ("user", "assistant") and item["content"], item
+        else:
+            assert kind in ("function_call_output", "reasoning"), kind
+        kinds.append(item.get("role") or kind)
+    assert not open_calls, f"unanswered calls {open_calls}"
+    assert kinds and kinds[-1] in ("user", "function_call_output"), kinds
+    return kinds
+
+
+def _anthropic(messages: list[dict[str, Any]]) -> list[str]:
+    roles = [m["role"] for m in messages]
+    assert roles and roles[0] == "user", roles
+    for a, b in zip(roles, roles[1:]):
+        assert a != b, f"roles do not alternate: {roles}"
+    assert roles[-1] == "user", roles
+    previous_calls: list[str] = []
+    for i, m in enumerate(messages):
+        blocks = m["content"]
+        assert isinstance(blocks, list) and blocks, f"empty message {i}"
+        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+        if m["role"] == "user":
+            assert sorted(results) == sorted(previous_calls), (
+                f"message {i} answers {results}, the calls were {previous_calls}")
+            # tool_result blocks come first in their message
+            kinds = [b["type"] for b in blocks]
+            assert kinds[:len(results)] == ["tool_result"] * len(results), kinds
+            previous_calls = []
+        else:
+            assert not results
+            for b in blocks:
+                if b["type"] == "text":
+                    assert b["text"], f"empty text block in message {i}"
+            previous_calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    return roles
