@@ -157,7 +157,14 @@ class Hooks:
     # ---- per step / per call ----------------------------------------------------------------
 
     def offered_tools(self, tools: list[Tool], session: Any) -> list[Tool]:
-        for _, result in self._each("agent_offered_tools", tools=tools, session=session):
+        """Each plugin narrows what the previous ones left (errors isolated)."""
+        for plugin, fn, argnames in self._impls("agent_offered_tools"):
+            kwargs = {"tools": list(tools), "session": session}
+            try:
+                result = fn(**{k: kwargs[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_offered_tools", exc)
+                continue
             if result is not None:
                 tools = list(result)
         return tools
@@ -220,7 +227,14 @@ class Hooks:
         return verdicts
 
     def tool_result(self, call: ToolCall, result: ToolResult, session: Any) -> ToolResult:
-        for _, out in self._each("agent_tool_result", call=call, result=result, session=session):
+        """Each plugin sees the previous plugin's replacement (errors isolated)."""
+        for plugin, fn, argnames in self._impls("agent_tool_result"):
+            kwargs = {"call": call, "result": result, "session": session}
+            try:
+                out = fn(**{k: kwargs[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_tool_result", exc)
+                continue
             if isinstance(out, ToolResult):
                 result = out
         return result
