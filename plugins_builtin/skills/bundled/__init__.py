@@ -1,0 +1,1 @@
+"""The skills bundled with agent, one markdown file each (shipped as package data)."""
