@@ -1,0 +1,195 @@
+"""Installed manifests in force: read from disk when they change, judged against effects.
+
+A rule applies to a call when the call's tool matches one of the rule's ``tools`` globs; the
+rule then checks every path the call reads, writes or deletes against ``pathPattern`` and
+every simple command in its shell command against ``commandPattern``.
+
+Tool names in a rule also stand for what those tools do, so a rule cannot be side-stepped
+by a different tool with the same effect: naming any file-changing tool (``write_file``,
+``edit_file``, ``multi_edit``, ``apply_patch``, ``move_file``, ``delete_file``) covers the paths
+*every* tool would create, change or delete; naming a reading tool covers every tool's reads;
+naming ``bash`` covers every tool's shell command.
+
+Matching is case-insensitive.  Paths are compared in two spellings, both with ``/``
+separators: relative to the workspace with ``.`` and ``..`` folded (``secrets/a.txt``), and
+as written, folded (``/abs/ws/secrets/a.txt``), so ``secrets/*`` and ``/etc/*`` both work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent import Verdict
+from agent.pathparts import segments
+from agent.shell import parse as parse_shell
+from agent.tools import Effects
+
+from .globs import glob_match
+from .manifest import DenyRule, Manifest, ManifestError, parse_manifest
+
+log = logging.getLogger("agent.registry")
+
+CHANGING_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "apply_patch",
+                            "move_file", "delete_file"})
+READING_TOOLS = frozenset({"read_file", "read_many_files", "list_dir", "glob", "grep",
+                           "git_blame", "git_diff", "git_log"})
+COMMAND_TOOLS = frozenset({"bash"})
+
+#: Installed manifests larger than this are refused (bytes); the registry caps entries lower.
+FILE_CAP = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a rule looks at for one call: which path lists, and whether the command."""
+
+    reads: bool = False
+    changes: bool = False
+    command: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.reads or self.changes or self.command)
+
+
+def rule_scope(rule: DenyRule, tool_name: str) -> Scope:
+    """What ``rule`` inspects in a call of ``tool_name`` (see the module docstring)."""
+    if any(glob_match(t, tool_name) for t in rule.tools):
+        return Scope(reads=True, changes=True, command=True)
+
+    def names(known: frozenset[str]) -> bool:
+        return any(glob_match(t, k) for t in rule.tools for k in known)
+
+    return Scope(reads=names(READING_TOOLS), changes=names(CHANGING_TOOLS),
+                 command=names(COMMAND_TOOLS))
+
+
+def path_spellings(path: str, workspace: Path | None) -> tuple[str, ...]:
+    """The lower-cased forms a path pattern is matched against (see the module docstring)."""
+    if not path.strip():
+        return ()
+    relative = "/".join(segments(path, workspace))
+    text = path.replace("\\", "/").strip()
+    written = posixpath.normpath(text).lower() if text else ""
+    return tuple(dict.fromkeys(s for s in (relative, written) if s))
+
+
+def command_spellings(command: str) -> tuple[tuple[str, ...], bool]:
+    """Every simple command (as run, wrappers stripped, and as written) plus the whole line,
+    lower-cased; and whether the whole line could be read."""
+    script = parse_shell(command)
+    out: list[str] = [command.strip().lower()]
+    for simple in script.commands:
+        out.append(" ".join(simple.argv).lower())
+        out.append(" ".join(simple.words).lower())
+    return tuple(dict.fromkeys(s for s in out if s)), script.complete
+
+
+def judge(manifests: tuple[Manifest, ...], tool_name: str, effects: Effects,
+          workspace: Path | None) -> Verdict | None:
+    """The first denial any installed manifest gives this call, or None."""
+    commands: tuple[str, ...] | None = None
+    complete = True
+    for manifest in manifests:
+        for rule in manifest.deny:
+            scope = rule_scope(rule, tool_name)
+            if scope.empty:
+                continue
+            if rule.path_pattern is not None:
+                pattern = rule.path_pattern.lower()
+                paths = ((effects.reads if scope.reads else ())
+                         + (effects.changed_paths if scope.changes else ()))
+                for path in paths:
+                    if any(glob_match(pattern, s) for s in path_spellings(path, workspace)):
+                        return _deny(manifest, rule, f"{path} matches {rule.path_pattern}")
+            if rule.command_pattern is not None and scope.command and effects.command:
+                if commands is None:
+                    commands, complete = command_spellings(effects.command)
+                if not complete:
+                    return _deny(manifest, rule, "the command is too convoluted to check "
+                                                 "against this rule")
+                pattern = rule.command_pattern.lower()
+                for command in commands:
+                    if glob_match(pattern, command):
+                        return _deny(manifest, rule,
+                                     f"{_short(command)!r} matches {rule.command_pattern}")
+    return None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _deny(manifest: Manifest, rule: DenyRule, why: str) -> Verdict:
+    return Verdict.deny(f"{rule.reason} ({why})", manifest.name)
+
+
+# ---- the installed directory -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Installed:
+    """Manifests in force (sorted by name) and files that were refused, with the reason."""
+
+    manifests: tuple[Manifest, ...] = ()
+    problems: tuple[tuple[str, str], ...] = ()
+
+
+def read_installed(directory: Path) -> Installed:
+    """Validate every ``*.json`` in ``directory``; a bad file is reported and skipped."""
+    manifests: list[Manifest] = []
+    problems: list[tuple[str, str]] = []
+    for entry in _json_files(directory):
+        path = Path(entry.path)
+        expected = path.name[:-len(".json")]
+        try:
+            if entry.stat().st_size > FILE_CAP:
+                raise ManifestError([f"larger than {FILE_CAP // 1024} KB"])
+            manifests.append(parse_manifest(path.read_bytes(), expected_name=expected))
+        except ManifestError as exc:
+            problems.append((str(path), str(exc)))
+        except OSError as exc:
+            problems.append((str(path), f"cannot be read: {exc}"))
+    for path, problem in problems:
+        log.warning("installed plugin %s skipped: %s", path, problem)
+    return Installed(tuple(sorted(manifests, key=lambda m: m.name)), tuple(problems))
+
+
+def _json_files(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as it:
+            return sorted((e for e in it if e.name.endswith(".json") and e.is_file()),
+                          key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+@dataclass
+class InstalledPlugins:
+    """The manifests under ``directory``, re-read whenever a file there is added, changed or
+    removed: an install or removal takes effect at the next tool call, without a restart."""
+
+    directory: Path
+    _signature: tuple[object, ...] | None = None
+    _installed: Installed = field(default_factory=Installed)
+
+    def signature(self) -> tuple[object, ...]:
+        sig: list[object] = []
+        for entry in _json_files(self.directory):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            sig.append((entry.name, st.st_mtime_ns, st.st_size, st.st_ino))
+        return tuple(sig)
+
+    def current(self) -> Installed:
+        sig = self.signature()
+        if sig != self._signature:
+            self._installed = read_installed(self.directory)
+            self._signature = sig
+        return self._installed
