@@ -332,7 +332,8 @@ FORGET = Tool(
 @hookimpl
 def agent_addoption(options):
     options.add(Option("memory", type="bool", default=True, flag="--no-memory", negate=True,
-                       help="project memory: notes kept across sessions (default: on)"))
+                       help="turn project memory off: no notes loaded or saved, no "
+                            "remember/recall/forget tools"))
 
 
 @hookimpl
