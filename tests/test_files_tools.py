@@ -376,3 +376,14 @@ async def test_pipes_are_never_read_or_written(env):
                                                             "  pipe-link  symlink"]
     assert await env.ok("grep", {"pattern": "hit", "include": str(env.workspace) + "/*.txt"}) == (
         "a.txt:1: hit")
+
+
+async def test_a_trailing_slash_never_becomes_a_file(env):
+    env.write("a.txt", "A")
+    assert await env.err("write_file", {"path": "newdir/", "content": "x"}) == (
+        "newdir/ names a directory; give the path of a file.")
+    assert await env.err("move_file", {"from": "a.txt", "to": "sub/"}) == (
+        "sub/ names a directory; give the path of a file.")
+    assert await env.err("apply_patch", {"patch": "*** Add File: d/\n+x\n"}) == (
+        "d/ names a directory; give the path of a file.")
+    assert sorted(p.name for p in env.workspace.iterdir()) == ["a.txt"]

@@ -24,6 +24,15 @@ def resolve(ctx: ToolContext, path: str) -> Path:
     return jail(ctx.workspace, path)
 
 
+def resolve_new_file(ctx: ToolContext, path: str) -> Path:
+    """Like :func:`resolve`, for a file about to be created: a trailing ``/`` names a
+    directory, so it is refused rather than silently dropped."""
+    real = resolve(ctx, path)
+    if path.endswith(("/", "/.")):
+        raise ToolError(f"{path} names a directory; give the path of a file.")
+    return real
+
+
 def resolve_entry(ctx: ToolContext, path: str) -> Path:
     """The directory entry ``path`` names (a symlink itself, not its target), jailed."""
     return jail_entry(ctx.workspace, path)

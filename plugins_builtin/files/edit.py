@@ -19,6 +19,7 @@ from .common import (
     load_bytes,
     os_errors,
     resolve,
+    resolve_new_file,
     write_text,
 )
 
@@ -48,7 +49,7 @@ def collapse_warning(old: str, new: str) -> tuple[int, int] | None:
 
 async def run_write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path, content = args["path"], args["content"]
-    real = resolve(ctx, path)
+    real = resolve_new_file(ctx, path)
     old = ""
     if file_problem(real) is None:
         try:

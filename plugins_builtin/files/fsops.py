@@ -8,7 +8,14 @@ from typing import Any
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
 from . import trash
-from .common import display_path, make_dirs, os_errors, os_message, resolve_entry
+from .common import (
+    display_path,
+    make_dirs,
+    os_errors,
+    os_message,
+    resolve_entry,
+    resolve_new_file,
+)
 
 
 def session_id(ctx: ToolContext) -> str | None:
@@ -18,6 +25,7 @@ def session_id(ctx: ToolContext) -> str | None:
 async def run_move_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     src_arg, dst_arg = args["from"], args["to"]
     src = resolve_entry(ctx, src_arg)
+    resolve_new_file(ctx, dst_arg)
     dst = resolve_entry(ctx, dst_arg)
     if src == dst:
         raise ToolError("from and to are the same path")

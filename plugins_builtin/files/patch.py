@@ -28,6 +28,7 @@ from .common import (
     os_message,
     resolve,
     resolve_entry,
+    resolve_new_file,
 )
 from .fsops import session_id
 from .patch_parse import FileOp, Hunk, PatchError, parse_patch, touched_paths
@@ -177,7 +178,7 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
     planned: list[_Planned] = []
     for op in ops:
         if op.kind == "add":
-            real = resolve(ctx, op.path)
+            real = resolve_new_file(ctx, op.path)
             claim(real, op.path)
             if os.path.lexists(real):
                 raise ToolError(f"Cannot add {op.path}: it already exists. Use an Update to "
@@ -200,7 +201,7 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
             content = apply_hunks(text, op.hunks, op.path) if op.hunks else text
             target = real
             if op.move_to is not None:
-                target = resolve(ctx, op.move_to)
+                target = resolve_new_file(ctx, op.move_to)
                 if target == real:
                     raise ToolError(f"Cannot move {op.path} to {op.move_to}: that is the same "
                                     f"file.{NOTHING}")
