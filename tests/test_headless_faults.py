@@ -1,0 +1,112 @@
+"""Provider faults through the real CLI (`agent -p`): config keys that bound retries and
+timeouts take effect, errors are one clear line (never a traceback), the saved session
+keeps what the user saw, and `agent -c` carries on from it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+from clirun import run_agent
+from fakeprovider import Reply
+from wirecheck import assert_human, assert_valid_request
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    return home, ws
+
+
+def agent(srv, args, home, ws, *, provider="openai"):
+    url = srv.openai_url if provider == "openai" else srv.base_url
+    key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    return run_agent([*args, "--provider", provider, "--base-url", url, "--model", "m"],
+                     home=home, cwd=ws, **{key: "sk-test", "AGENT_OPENAI_API": "chat"})
+
+
+def configure(home, text: str) -> None:
+    (home / "config.toml").write_text(text)
+
+
+def saved_roles(home) -> list[str]:
+    conn = sqlite3.connect(str(home / "state" / "agent.db"))
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return [r for (r,) in conn.execute("SELECT role FROM messages ORDER BY seq")]
+    finally:
+        conn.close()
+
+
+def test_config_caps_an_absurd_retry_after(dirs, fake_provider):
+    # The anthropic SDK would obey any retry-after; the config key bounds it.
+    home, ws = dirs
+    configure(home, "max_retries = 1\nretry_after_cap = 0.3\n")
+    fake_provider.script(Reply.error(529, headers={"retry-after": "3600"}),
+                         Reply.text("after the wait"))
+    start = time.monotonic()
+    proc = agent(fake_provider, ["-p", "hello"], home, ws, provider="anthropic")
+    assert time.monotonic() - start < 20  # an hour, uncapped
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "after the wait\n"
+    assert [r.headers["x-stainless-retry-count"] for r in fake_provider.requests] == ["0", "1"]
+
+
+def test_dropped_stream_exits_1_and_continue_resends_the_partial_answer(dirs, fake_provider):
+    home, ws = dirs
+    configure(home, "max_retries = 2\n")
+    fake_provider.script(Reply.drop_after(3, Reply("The answer is forty", pieces=4)))
+    proc = agent(fake_provider, ["-p", "what is the answer?"], home, ws)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("[error] ")]
+    assert len(errors) == 1 and "connection to 127.0.0.1" in errors[0]
+    assert_human(errors[0])
+    partial = proc.stdout.strip()
+    assert partial and "The answer is forty".startswith(partial)
+    assert saved_roles(home) == ["user", "assistant"]
+
+    fake_provider.script(Reply.text("Forty-two."))
+    again = agent(fake_provider, ["-c", "-p", "go on"], home, ws)
+    assert again.returncode == 0, again.stderr
+    request = fake_provider.requests[-1]
+    assert assert_valid_request(request) == ["user", "assistant", "user"]
+    assert [m.get("content") for m in request.body["messages"][1:]] == [
+        "what is the answer?", partial, "go on"]
+    assert saved_roles(home) == ["user", "assistant", "user", "assistant"]
+
+
+def test_json_mode_reports_a_stall_as_an_error_event(dirs, fake_provider):
+    home, ws = dirs
+    configure(home, "max_retries = 0\nrequest_timeout = 0.5\n")
+    fake_provider.script(Reply.stall(20))
+    start = time.monotonic()
+    proc = agent(fake_provider, ["-p", "hello", "--json"], home, ws)
+    assert time.monotonic() - start < 15
+    assert proc.returncode == 1, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["type"] for e in events] == ["error", "done"]
+    assert "timed out" in events[0]["error"] and events[0]["kind"] == "provider"
+    assert events[1]["reason"] == "error"
+
+
+def test_lone_surrogates_in_model_text_and_argv(dirs, fake_provider):
+    home, ws = dirs
+    fake_provider.script(Reply("bad \ud800 char", pieces=1), Reply.text("still fine"))
+    # An argv byte that is not UTF-8 reaches Python as a lone surrogate too.
+    proc = run_agent(["-p", "caf\udce9 question", "--json", "--provider", "openai", "--base-url", fake_provider.openai_url,
+                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "bad \ufffd char"
+    assert "not fully saved" not in proc.stderr
+    assert saved_roles(home) == ["user", "assistant"]
+    again = agent(fake_provider, ["-c", "-p", "next"], home, ws)
+    assert again.returncode == 0, again.stderr
+    assert assert_valid_request(fake_provider.requests[-1]) == ["user", "assistant", "user"]
+    assert fake_provider.requests[-1].body["messages"][1]["content"] == "caf\ufffd question"
