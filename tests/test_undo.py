@@ -96,8 +96,11 @@ def plain_dir(tmp_path):
     (ws / "sub" / "g.txt").write_text("to be removed\n")
     (ws / "run.sh").write_text("#!/bin/sh\necho hi\n")
     (ws / "run.sh").chmod(0o755)
-    probe = subprocess.run(["git", "-C", str(ws), "rev-parse", "--git-dir"],
-                           capture_output=True)
+    try:
+        probe = subprocess.run(["git", "-C", str(ws), "rev-parse", "--git-dir"],
+                               capture_output=True)
+    except FileNotFoundError:  # no git at all: certainly not a repository
+        return ws
     assert probe.returncode != 0, "the test needs a directory outside any git repo"
     return ws
 
