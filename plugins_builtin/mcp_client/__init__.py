@@ -1,0 +1,171 @@
+"""MCP client: tools from the servers in [mcp_servers], as mcp__<server>__<tool>.
+
+Servers connect in the background on a thread of their own (see :mod:`.manager`) and never
+delay the first prompt.  Tool lists are cached per server and config, so a restart registers
+the tools at once; a server seen for the first time adds its tools to the session's registry
+when it connects (:func:`_sync`, run on every coarse event and before each step).  Every MCP
+tool has opaque effects, so it is asked about on each call unless a permission rule says
+otherwise.  ``--no-mcp`` skips all servers.  The SDK is imported only on the MCP thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent import Fragment, Option, hookimpl
+from plugins_builtin.mcp_client.manager import Manager
+from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
+from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
+
+STATE_KEY = "mcp_client"
+
+PROMPT = ("Tools from MCP servers are named mcp__<server>__<tool>. Each needs approval; read "
+          "its own description before calling.")
+
+
+class McpState:
+    """What the plugin knows in one run: the configured servers and their manager."""
+
+    def __init__(self, config: Any) -> None:
+        self.enabled = bool(config.get("mcp", True))
+        self.meta = bool(config.get("mcp_meta_tools", False))
+        self.servers: dict[str, ServerConfig] = parse_servers(config.get("mcp_servers") or {})
+        self.manager = Manager(self.servers, workspace=config.workspace,
+                               state_dir=config.state_dir)
+        self.factory = ToolFactory(self.manager)
+        self._synced: dict[int, int] = {}  # id(registry) -> manager.version last applied
+
+    def start(self) -> None:
+        if self.enabled and self.manager.servers:
+            self.manager.start()
+
+    def close(self) -> None:
+        self.manager.close()
+
+    def server_of(self, tool_name: str) -> str | None:
+        origin = self.factory.origin.get(tool_name)
+        return origin[0] if origin else None
+
+
+def state(config: Any) -> McpState | None:
+    """The plugin's state for ``config`` (None before ``agent_configure``)."""
+    extra = getattr(config, "extra", None)
+    return extra.get(STATE_KEY) if isinstance(extra, dict) else None
+
+
+@hookimpl
+def agent_addoption(options):
+    options.add(Option("mcp_servers", type="dict", default={},
+                       help="MCP servers: [mcp_servers.NAME] with command/args/env/cwd "
+                            "(stdio) or url/headers (HTTP); timeout, startup_timeout "
+                            "(docs/mcp.md)"))
+    options.add(Option("mcp", type="bool", default=True, flag="--no-mcp", negate=True,
+                       help="connect to the configured MCP servers"))
+    options.add(Option("mcp_meta_tools", type="bool", default=False,
+                       help="offer mcp_list/mcp_inspect/mcp_call instead of every MCP tool "
+                            "(saves their schemas in every request)"))
+
+
+@hookimpl
+def agent_configure(config):
+    st = McpState(config)
+    config.extra[STATE_KEY] = st
+    if config.headless:  # a session will run: connect as early as possible
+        st.start()
+
+
+@hookimpl
+def agent_unconfigure(config):
+    st = state(config)
+    if st is not None:
+        st.close()
+
+
+@hookimpl
+def agent_register_tools(register, config):
+    st = state(config)
+    if st is None or not st.enabled or not st.manager.servers:
+        return
+    st.start()  # tools are being gathered: a session is about to start
+    if st.meta:
+        from plugins_builtin.mcp_client.meta import meta_tools
+
+        for tool in meta_tools(st):
+            register(tool)
+        return
+    for tool in st.factory.all_tools().values():
+        register(tool)
+
+
+def _sync(session: Any) -> None:
+    """Bring the session's registry in step with the servers' current tool lists.
+
+    Only the main agent's registry (``runtime.tools``) is touched: a subagent with a tool
+    dict of its own keeps exactly the tools it was given."""
+    st = state(getattr(session, "config", None))
+    if st is None or not st.enabled or st.meta or not st.manager.started:
+        return
+    runtime = getattr(session, "runtime", None)
+    registry = getattr(session, "tools", None)
+    if (getattr(session, "origin", "model") != "model" or runtime is None
+            or registry is not getattr(runtime, "tools", None)):
+        return
+    version = st.manager.version
+    if st._synced.get(id(registry)) == version:
+        return
+    sync_registry(registry, st.factory.all_tools())
+    st._synced[id(registry)] = version
+
+
+@hookimpl
+def agent_event(event, session):
+    _sync(session)
+
+
+@hookimpl
+def agent_offered_tools(tools, session):
+    _sync(session)  # picked up by the next step; this one keeps what the filters chose
+    return None
+
+
+@hookimpl
+def agent_prompt_fragments(session):
+    st = state(getattr(session, "config", None))
+    if st is None or not st.enabled:
+        return None
+    offered = getattr(session, "offered_tools", None) or []
+    if st.meta:
+        if any(t.name == "mcp_call" for t in offered):
+            names = ", ".join(sorted(st.manager.servers)) or "none"
+            return Fragment("mcp", "MCP servers are reached through mcp_list, mcp_inspect and "
+                            f"mcp_call; each call needs approval. Servers: {names}.",
+                            order=120)
+        return None
+    servers = sorted({s for t in offered if t.plugin == PLUGIN
+                      and (s := st.server_of(t.name)) is not None})
+    if not servers:
+        return None
+    return Fragment("mcp", f"{PROMPT} Servers: {', '.join(servers)}.", order=120)
+
+
+@hookimpl
+def agent_guard_tool_call(call, effects, session):
+    if call.name != "mcp_call":
+        return None
+    from plugins_builtin.mcp_client.meta import guard_meta_call
+
+    return guard_meta_call(call, effects, session)
+
+
+@hookimpl
+def agent_register_commands(register, config):
+    from plugins_builtin.mcp_client.commands import slash_command
+
+    register(slash_command())
+
+
+@hookimpl
+def agent_register_cli_commands(register):
+    from plugins_builtin.mcp_client.commands import cli_mcp
+
+    register("mcp", cli_mcp, "list, add and remove MCP servers")

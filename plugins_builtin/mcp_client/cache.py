@@ -1,0 +1,70 @@
+"""The tools cache: ``<state dir>/mcp/tools-cache.json``.
+
+Each server's last tool list, keyed by server name and the hash of its config
+(:meth:`ServerConfig.fingerprint`), so a restart registers the tools at once while the
+servers are still starting.  A changed config misses the cache; a server that connects
+overwrites its entry.  A broken or unreadable file is treated as empty: it is only a cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("agent.mcp")
+
+VERSION = 1
+
+#: A tool as cached and as the plugin passes it around: name, description, input_schema.
+ToolDef = dict[str, Any]
+
+_lock = threading.Lock()
+
+
+def cache_path(state_dir: Path) -> Path:
+    return Path(state_dir) / "mcp" / "tools-cache.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return {}
+    servers = data.get("servers")
+    return servers if isinstance(servers, dict) else {}
+
+
+def load(state_dir: Path, name: str, fingerprint: str) -> list[ToolDef] | None:
+    """The cached tools of ``name`` for this config, or None (never seen, or changed)."""
+    entry = _read(cache_path(state_dir)).get(name)
+    if not isinstance(entry, dict) or entry.get("hash") != fingerprint:
+        return None
+    tools = entry.get("tools")
+    if not isinstance(tools, list):
+        return None
+    return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def store(state_dir: Path, name: str, fingerprint: str, tools: list[ToolDef]) -> None:
+    """Save ``tools`` for ``name`` (atomically; a failure is logged, never raised)."""
+    path = cache_path(state_dir)
+    with _lock:
+        try:
+            servers = _read(path)
+            entry = {"hash": fingerprint, "tools": tools}
+            if servers.get(name) == entry:
+                return
+            servers[name] = entry
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"version": VERSION, "servers": servers}, indent=1,
+                                      ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not write the MCP tools cache %s: %s", path, exc)

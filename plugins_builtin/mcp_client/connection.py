@@ -1,0 +1,310 @@
+"""One connection to one MCP server, living in one asyncio task on the MCP thread's loop.
+
+The SDK's transports and ``ClientSession`` are anyio task groups: they must be entered and
+left by the same task.  So :meth:`Connection._serve` opens the transport and the session,
+lists the tools, then waits for :meth:`Connection.stop`, and closes both on its way out.
+Tool calls from other tasks only send requests through the open session.
+
+States: ``connecting`` → ``connected`` → ``closed``, or ``failed`` (never came up) or
+``crashed`` (went away, hung, or broke the protocol after connecting).  A failed or crashed
+connection is replaced by a fresh one on the next call (see :mod:`.manager`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from plugins_builtin.mcp_client.cache import ToolDef
+from plugins_builtin.mcp_client.results import result_text
+from plugins_builtin.mcp_client.servers import ServerConfig, format_seconds
+
+log = logging.getLogger("agent.mcp")
+
+#: Codes of the SDK's MCPError (mcp_types.CONNECTION_CLOSED, REQUEST_TIMEOUT).
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+#: Server stderr logs are cut back to their tail beyond this size.
+LOG_LIMIT = 1_000_000
+
+
+class CallFailed(Exception):
+    """A call that got no usable answer; the message is what the model reads."""
+
+
+class Connection:
+    """A server connection.  Every method runs on the MCP loop."""
+
+    def __init__(self, server: ServerConfig, *, workspace: Path, log_dir: Path,
+                 on_tools: Callable[[Connection], None]) -> None:
+        self.server = server
+        self.name = server.name
+        self.state = "connecting"
+        self.error = ""
+        self.tools: list[ToolDef] = []
+        self.server_info = ""
+        self.started = time.monotonic()
+        self._workspace = workspace
+        self._log_path = log_dir / f"{server.name}.stderr.log"
+        self._log_offset = 0
+        self._on_tools = on_tools
+        self._session: Any = None
+        self._http_error = ""  # the last HTTP error status of a remote server, e.g. "HTTP 401"
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._startup_expired = False
+        self.task: asyncio.Task[None] | None = None
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._serve(),
+                                                           name=f"mcp {self.name}")
+        asyncio.get_running_loop().call_later(self.server.startup_timeout, self._startup_over)
+
+    async def wait_ready(self) -> None:
+        """Until connected or given up (bounded by ``startup_timeout``)."""
+        await self._ready.wait()
+
+    def stop(self) -> None:
+        """Ask the serving task to close the session and the transport (it does so itself)."""
+        self._stop.set()
+
+    async def close(self) -> None:
+        """Stop and wait until the transport is closed (a stdio server has exited)."""
+        self.stop()
+        if self.state == "connecting" and self.task is not None:
+            self.task.cancel()  # still starting: it would not look at the stop event yet
+        if self.task is not None:
+            try:
+                await self.task
+            except BaseException:  # already recorded in state/error
+                pass
+
+    def _startup_over(self) -> None:
+        if self.state == "connecting" and self.task is not None and not self.task.done():
+            self._startup_expired = True
+            self.task.cancel()
+
+    async def _serve(self) -> None:
+        from mcp import ClientSession
+        from mcp_types import Implementation
+
+        from agent import __version__
+
+        errlog = None
+        try:
+            if self.server.kind == "local":
+                errlog = self._open_log()
+            async with self._transport(errlog) as streams:
+                async with ClientSession(streams[0], streams[1], client_info=Implementation(
+                        name="agent", version=__version__)) as session:
+                    init = await session.initialize()
+                    info = getattr(init, "server_info", None)
+                    if info is not None:
+                        self.server_info = f"{info.name} {info.version}".strip()
+                    self.tools = await _list_tools(session)
+                    self._session = session
+                    self.state = "connected"
+                    self._ready.set()
+                    self._on_tools(self)
+                    await self._stop.wait()
+        except asyncio.CancelledError:
+            if not self._startup_expired:
+                self._set_down("closed", "")
+                raise
+            self._set_down("failed", "did not start within "
+                           f"{format_seconds(self.server.startup_timeout)}")
+        except BaseException as exc:  # noqa: BLE001 - an ExceptionGroup from anyio, OSError...
+            log.info("mcp server %s: %s", self.name, exc, exc_info=exc)
+            reason = describe(exc, self.server)
+            if self._http_error and "error response" in reason:
+                reason = f"{self._http_error} from {self.server.url}"
+                if self._http_error in ("HTTP 401", "HTTP 403"):
+                    reason += " (check the server's headers in the config)"
+            self._set_down("failed" if self.state == "connecting" else "crashed",
+                           self._with_stderr(reason))
+        finally:
+            self._session = None
+            if self.state in ("connecting", "connected"):
+                self.state = "closed"
+            self._ready.set()
+            if errlog is not None:
+                errlog.close()
+
+    def _set_down(self, state: str, error: str) -> None:
+        if self.state in ("connecting", "connected"):
+            self.state, self.error = state, error
+
+    def _transport(self, errlog: Any) -> Any:
+        server = self.server
+        if server.kind == "local":
+            from mcp import StdioServerParameters, stdio_client
+
+            cwd = None
+            if server.cwd:
+                cwd = (self._workspace / os.path.expanduser(server.cwd)).resolve()
+            # stdio_client passes only HOME, PATH, ... plus params.env: merge ourselves so
+            # the server inherits the environment, with the config's env on top.
+            params = StdioServerParameters(command=server.command, args=list(server.args),
+                                           env={**os.environ, **dict(server.env)}, cwd=cwd)
+            return stdio_client(params, errlog=errlog)
+        headers = dict(server.headers)
+        if server.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(server.url, headers=headers or None)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def note_status(response: Any) -> None:
+            # The SDK turns an HTTP error into "Server returned an error response": keep the
+            # status so a failure can say 401 (a bad token) rather than that.
+            if response.status_code >= 400:
+                self._http_error = f"HTTP {response.status_code}"
+
+        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
+                                    event_hooks={"response": [note_status]})
+        return _owning(client, streamable_http_client(server.url, http_client=client))
+
+    # ---- calls -------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Call ``tool``; returns (text, is_error).  Raises :class:`CallFailed` when the
+        server crashed, hung or refused; a crashed or hung server is stopped so the next
+        call starts it again."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self._session
+        if session is None or self.state != "connected":
+            raise CallFailed(self.down_message())
+        timeout = self.server.timeout
+        self._http_error = ""
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                self._give_up("crashed", f"did not answer within {format_seconds(timeout)}")
+                raise CallFailed(f'mcp server "{self.name}" did not answer within '
+                                 f"{format_seconds(timeout)}; it will be restarted on the next "
+                                 "call") from None
+            if exc.code == CONNECTION_CLOSED:
+                self._give_up("crashed", self._with_stderr("the connection closed"))
+                raise CallFailed(self.down_message()) from None
+            status = f" ({self._http_error})" if self._http_error else ""
+            raise CallFailed(f'mcp server "{self.name}" refused the call: {exc.message}{status}'
+                             ) from None
+        except (RuntimeError, ValueError) as exc:  # a result breaking its schema, input asks
+            raise CallFailed(f'mcp server "{self.name}" sent an unusable answer: {exc}'
+                             ) from None
+        return result_text(result), bool(getattr(result, "is_error", False))
+
+    def _give_up(self, state: str, error: str) -> None:
+        self.state, self.error = state, error
+        self.stop()
+
+    def down_message(self) -> str:
+        """What a call to this (not connected) server tells the model."""
+        verb = {"crashed": "crashed", "failed": "failed to start"}.get(self.state, self.state)
+        again = "restarted" if self.server.kind == "local" else "reconnected"
+        detail = f": {self.error}" if self.error else ""
+        return (f'mcp server "{self.name}" {verb}{detail}; it will be {again} on the '
+                "next call")
+
+    # ---- the server's stderr -----------------------------------------------------------------
+
+    def _open_log(self) -> Any:
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if self._log_path.stat().st_size > LOG_LIMIT:
+                tail = self._log_path.read_bytes()[-LOG_LIMIT // 10:]
+                self._log_path.write_bytes(tail)
+        except OSError:
+            pass
+        handle = open(self._log_path, "ab")  # noqa: SIM115 - closed when the task ends
+        handle.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} started\n".encode())
+        handle.flush()
+        self._log_offset = handle.tell()
+        return handle
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the server wrote to stderr since it started."""
+        try:
+            with open(self._log_path, "rb") as f:
+                f.seek(self._log_offset)
+                text = f.read()[-4000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+        kept = [line.strip() for line in text.splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])
+
+    def _with_stderr(self, message: str) -> str:
+        if self.server.kind != "local":
+            return message
+        tail = self.stderr_tail()
+        return f"{message} (stderr: {tail})" if tail else message
+
+
+async def _list_tools(session: Any) -> list[ToolDef]:
+    """Every tool, following pagination."""
+    from mcp_types import PaginatedRequestParams
+
+    tools: list[ToolDef] = []
+    cursor = None
+    for _ in range(100):  # a server paging forever is cut off
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        for tool in page.tools:
+            tools.append({"name": tool.name, "description": tool.description or "",
+                          "input_schema": dict(tool.input_schema or {})})
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+class _owning:
+    """Enter ``client`` around ``inner`` (an async context manager) and close it after."""
+
+    def __init__(self, client: Any, inner: Any) -> None:
+        self.client, self.inner = client, inner
+
+    async def __aenter__(self) -> Any:
+        await self.client.__aenter__()
+        try:
+            return await self.inner.__aenter__()
+        except BaseException:
+            await self.client.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self.inner.__aexit__(*exc)
+        finally:
+            await self.client.__aexit__(None, None, None)
+
+
+def describe(exc: BaseException, server: ServerConfig) -> str:
+    """A one-line reason for a failure (the innermost error of an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError) and server.kind == "local":
+        return f"command not found: {server.command}"
+    if isinstance(exc, PermissionError) and server.kind == "local":
+        return f"command not executable: {server.command}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status is not None:
+        return f"HTTP {status} from {server.url}"
+    name = type(exc).__name__
+    if "Connect" in name and server.kind == "remote":
+        return f"cannot connect to {server.url} ({exc or name})"
+    text = str(exc).strip()
+    if getattr(exc, "code", None) == CONNECTION_CLOSED:
+        return "the connection closed"
+    return f"{name}: {text}" if text and name not in text else (text or name)

@@ -1,0 +1,206 @@
+"""The MCP thread: one event loop of its own that owns every server connection.
+
+Why a thread and not the main loop: hooks that register tools run before any loop exists in
+headless mode (and ``asyncio.run`` there closes its loop before ``agent_unconfigure``), while
+the UI runs its own loop; importing the SDK costs ~0.9 s, which here never blocks the first
+prompt or the first frame.  The session's tool calls hop over with
+``run_coroutine_threadsafe`` and wait on the main loop; cancelling one (esc, ctrl-c)
+cancels the call on this loop too.  Connections start when :meth:`Manager.start` is called
+and are all closed (stdio servers exit) by :meth:`Manager.close`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from plugins_builtin.mcp_client import cache
+from plugins_builtin.mcp_client.cache import ToolDef
+from plugins_builtin.mcp_client.connection import CallFailed, Connection
+from plugins_builtin.mcp_client.servers import ServerConfig
+
+log = logging.getLogger("agent.mcp")
+
+#: Longest wait for every server to close at exit (a stdio server has 2 s + 2 s before SIGKILL
+#: in the SDK; servers that exit on stdin EOF take ~0.1 s).
+CLOSE_TIMEOUT = 6.0
+
+
+class Manager:
+    """Connections to the configured servers (those without a config ``problem``)."""
+
+    def __init__(self, servers: dict[str, ServerConfig], *, workspace: Path,
+                 state_dir: Path, on_change: Callable[[], None] | None = None) -> None:
+        self.servers = {n: s for n, s in servers.items() if not s.problem}
+        self.workspace = workspace
+        self.state_dir = Path(state_dir)
+        self.on_change = on_change
+        self.conns: dict[str, Connection] = {}
+        #: each server's last known tools: from the cache until it connects, then live
+        self.tools: dict[str, list[ToolDef]] = {}
+        self.cached: set[str] = set()
+        #: bumped whenever a server's tool list changes (read by the main thread)
+        self.version = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._every: set[Connection] = set()  # replaced ones too, until they have closed
+        self._closed = False
+        for name, server in self.servers.items():
+            tools = cache.load(self.state_dir, name, server.fingerprint())
+            if tools is not None:
+                self.tools[name] = tools
+                self.cached.add(name)
+
+    # ---- the thread --------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        """Start the thread and connect every server in the background (idempotent)."""
+        if self._thread is not None or self._closed:
+            return
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        self._thread = threading.Thread(target=self._run, name="mcp", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._connect_all(), loop)
+
+    def _run(self) -> None:
+        assert self.loop is not None
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    self.loop.run_until_complete(
+                        asyncio.gather(*pending, return_exceptions=True))
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            finally:
+                self.loop.close()
+
+    async def _connect_all(self) -> None:
+        import mcp  # noqa: F401 - the slow import, once, here on the MCP thread
+
+        if self._closed:  # agent exited while the SDK was loading: start nothing
+            return
+        for name in sorted(self.servers):
+            if name not in self.conns:
+                self._connect(name)
+
+    def _connect(self, name: str) -> Connection:
+        conn = Connection(self.servers[name], workspace=self.workspace,
+                          log_dir=self.state_dir / "mcp", on_tools=self._tools_arrived)
+        self.conns[name] = conn
+        self._every.add(conn)
+        conn.start()
+        conn.task.add_done_callback(lambda _t, c=conn: self._every.discard(c))
+        return conn
+
+    def _tools_arrived(self, conn: Connection) -> None:
+        name = conn.name
+        self.cached.discard(name)
+        if self.tools.get(name) != conn.tools:
+            self.tools[name] = conn.tools
+            self.version += 1
+            if self.on_change is not None:
+                self.on_change()
+        cache.store(self.state_dir, name, conn.server.fingerprint(), conn.tools)
+
+    # ---- calls (from any thread's loop) ------------------------------------------------------
+
+    async def _ensure(self, name: str) -> Connection:
+        conn = self.conns.get(name)
+        if conn is None or conn.state in ("failed", "crashed", "closed"):
+            conn = self._connect(name)
+        await conn.wait_ready()
+        return conn
+
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any]
+                    ) -> tuple[str, bool]:
+        if server not in self.servers:
+            raise CallFailed(f'no MCP server named "{server}" is configured')
+        conn = await self._ensure(server)
+        if conn.state != "connected":
+            raise CallFailed(conn.down_message())
+        return await conn.call(tool, arguments)
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]
+                   ) -> tuple[str, bool]:
+        """Call ``server``'s ``tool`` from the caller's loop; waits for a server still
+        starting (up to its ``startup_timeout``) and restarts one that crashed.  Returns
+        (text, is_error); raises :class:`CallFailed`."""
+        if self._closed:
+            raise CallFailed("the MCP servers were shut down")
+        self.start()
+        assert self.loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments),
+                                                  self.loop)
+        return await asyncio.wrap_future(future)
+
+    async def wait_async(self, name: str) -> None:
+        """From the caller's loop: until ``name`` has connected or given up."""
+        if self._closed or name not in self.servers:
+            return
+        self.start()
+        assert self.loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._ensure(name), self.loop)
+        await asyncio.wrap_future(future)
+
+    # ---- status ------------------------------------------------------------------------------
+
+    def state_of(self, name: str) -> tuple[str, str]:
+        """(state, error) of a server: ``connecting``, ``connected``, ``failed``,
+        ``crashed``, ``closed``, or ``not started``."""
+        conn = self.conns.get(name)
+        if conn is None:
+            return ("not started" if not self.started else "connecting"), ""
+        return conn.state, conn.error
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block (not on the MCP loop) until every server has connected or given up."""
+        self.start()
+        assert self.loop is not None
+
+        async def all_ready() -> None:
+            await self._connect_all()
+            await asyncio.gather(*(c.wait_ready() for c in list(self.conns.values())))
+
+        future = asyncio.run_coroutine_threadsafe(all_ready(), self.loop)
+        try:
+            future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+
+    # ---- shutdown ----------------------------------------------------------------------------
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Close every connection (stdio servers exit) and stop the thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is None or self.loop is None:
+            return
+
+        async def close_all() -> None:
+            await asyncio.gather(*(c.close() for c in list(self._every)),
+                                 return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout)
+        except concurrent.futures.TimeoutError:
+            log.warning("MCP servers did not close within %s s", timeout)
+        except Exception:  # noqa: BLE001 - shutting down regardless
+            log.exception("closing MCP servers")
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)

@@ -1,0 +1,122 @@
+"""MCP tools as :class:`agent.Tool` objects, and keeping a tool registry in step with the
+servers as they connect.
+
+Every tool is ``mcp__<server>__<tool>``, takes the server's input schema and description,
+belongs to no tool set, and has opaque effects: it is asked about on every call unless a
+permission rule (``"mcp__*"``, ``"mcp__git__*"``) says otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from agent import UNKNOWN_EFFECTS, Tool, ToolError, ToolResult
+
+PREFIX = "mcp__"
+PLUGIN = "mcp"
+#: The longest tool name the providers accept (OpenAI: ^[a-zA-Z0-9_-]{1,64}$).
+MAX_NAME = 64
+MAX_DESCRIPTION = 4000
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, with characters providers refuse replaced by ``_`` and
+    over-long names shortened with a hash so they stay unique."""
+    name = _UNSAFE.sub("_", f"{PREFIX}{server}__{tool}")
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        name = f"{name[:MAX_NAME - 9]}_{digest}"
+    return name
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """(server, tool) of an ``mcp__server__tool`` name (as typed, unsanitised), or None."""
+    if not name.startswith(PREFIX):
+        return None
+    server, sep, tool = name[len(PREFIX):].partition("__")
+    return (server, tool) if sep and server and tool else None
+
+
+def input_schema(schema: Any) -> dict[str, Any]:
+    """The server's input schema, made a valid object schema if it is not one."""
+    if not isinstance(schema, dict):
+        return {"type": "object", "properties": {}}
+    schema = dict(schema)
+    schema.setdefault("type", "object")
+    if schema.get("type") == "object" and not isinstance(schema.get("properties"), dict):
+        schema["properties"] = {}
+    return schema
+
+
+class ToolFactory:
+    """Builds (and remembers) the Tool for each server tool, so an unchanged tool keeps the
+    same object and a registry update is a no-op."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self._made: dict[tuple[str, str, str, str], Tool] = {}
+        #: tool name -> (server, the server's own name for the tool)
+        self.origin: dict[str, tuple[str, str]] = {}
+
+    def tool(self, server: str, definition: dict[str, Any]) -> Tool:
+        raw_name = str(definition["name"])
+        description = str(definition.get("description") or "")
+        schema = input_schema(definition.get("input_schema"))
+        key = (server, raw_name, description, repr(sorted(schema.items())))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._build(server, raw_name, description, schema)
+            self.origin[made.name] = (server, raw_name)
+        return made
+
+    def _build(self, server: str, raw_name: str, description: str,
+               schema: dict[str, Any]) -> Tool:
+        manager = self.manager
+
+        async def run(args: dict[str, Any], ctx: Any) -> ToolResult:
+            from plugins_builtin.mcp_client.connection import CallFailed
+
+            try:
+                text, is_error = await manager.call(server, raw_name, args)
+            except CallFailed as exc:
+                raise ToolError(str(exc)) from None
+            return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
+
+        if len(description) > MAX_DESCRIPTION:
+            description = description[:MAX_DESCRIPTION] + " [description truncated]"
+        tool = Tool(name=tool_name(server, raw_name),
+                    description=description or f"{raw_name} (from the MCP server {server})",
+                    run=run, parameters=schema, effects=lambda args: UNKNOWN_EFFECTS,
+                    tool_set=None)
+        tool.plugin = PLUGIN
+        return tool
+
+    def all_tools(self) -> dict[str, Tool]:
+        """The tools of every server as currently known (cached or live), by name."""
+        out: dict[str, Tool] = {}
+        for server in sorted(self.manager.tools):
+            for definition in self.manager.tools[server]:
+                tool = self.tool(server, definition)
+                out.setdefault(tool.name, tool)
+        return out
+
+
+def sync_registry(registry: dict[str, Tool], wanted: dict[str, Tool]) -> bool:
+    """Make the MCP tools in ``registry`` exactly ``wanted`` (other plugins' tools are never
+    touched, and never replaced by a clashing MCP name).  True when something changed."""
+    changed = False
+    for name, tool in wanted.items():
+        current = registry.get(name)
+        if current is tool or (current is not None and current.plugin != PLUGIN):
+            continue
+        registry[name] = tool
+        changed = True
+    for name in [n for n, t in registry.items()
+                 if n.startswith(PREFIX) and t.plugin == PLUGIN and n not in wanted]:
+        del registry[name]
+        changed = True
+    return changed

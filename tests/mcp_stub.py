@@ -1,0 +1,100 @@
+"""A tiny MCP server over stdio (raw JSON-RPC, no SDK: it starts in ~30 ms).
+
+Tools: ``echo {text}``, ``fail {message}`` (isError), ``structured`` (structured content
+only), ``picture`` (an image and a text block), ``env {name}``, ``crash`` (dies mid-call),
+``hang`` (never answers).  Flags: ``--startup-delay S`` (answer ``initialize`` late),
+``--pidfile P``, ``--calls P`` (append every tools/call as a JSON line), ``--ready P`` (write
+``time.monotonic()`` once initialized).  Exits on stdin EOF, even while delaying.
+"""
+
+import argparse
+import json
+import os
+import select
+import sys
+import time
+
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                     "required": ["text"]}},
+    {"name": "fail", "description": "Report an error.",
+     "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}},
+    {"name": "structured", "description": "Structured content only.",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "picture", "description": "An image.", "inputSchema": {"type": "object"}},
+    {"name": "env", "description": "An environment variable.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    {"name": "crash", "description": "Die mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def call(name, args):
+    if name == "echo":
+        return {"content": [{"type": "text", "text": args.get("text", "")}]}
+    if name == "fail":
+        return {"content": [{"type": "text", "text": args.get("message", "failed")}],
+                "isError": True}
+    if name == "structured":
+        return {"content": [], "structuredContent": {"answer": 42, "unit": "widgets"}}
+    if name == "picture":
+        return {"content": [{"type": "text", "text": "a red dot"},
+                            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
+    if name == "env":
+        return {"content": [{"type": "text", "text": os.environ.get(args.get("name", ""), "")}]}
+    if name == "crash":
+        sys.stderr.write("boom: simulated crash\n")
+        sys.stderr.flush()
+        os._exit(3)
+    return None  # hang
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--startup-delay", type=float, default=0)
+    p.add_argument("--pidfile")
+    p.add_argument("--calls")
+    p.add_argument("--ready")
+    opts = p.parse_args()
+    if opts.pidfile:
+        with open(opts.pidfile, "a") as f:
+            f.write(f"{os.getpid()}\n")
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method, mid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if mid is None:
+            continue  # notifications
+        if method == "initialize":
+            # Wait, but wake (and exit) if stdin closes meanwhile.
+            if opts.startup_delay and select.select([sys.stdin], [], [], opts.startup_delay)[0]:
+                return
+            send({"jsonrpc": "2.0", "id": mid, "result": {
+                "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "stub", "version": "1"}}})
+            if opts.ready:
+                with open(opts.ready, "w") as f:
+                    f.write(repr(time.monotonic()))
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            if opts.calls:
+                with open(opts.calls, "a") as f:
+                    f.write(json.dumps(params) + "\n")
+            result = call(params.get("name"), params.get("arguments") or {})
+            if result is not None:
+                send({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "ping":
+            send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        else:
+            send({"jsonrpc": "2.0", "id": mid,
+                  "error": {"code": -32601, "message": f"no method {method}"}})
+
+
+if __name__ == "__main__":
+    main()
