@@ -35,7 +35,8 @@ class Peek:
                       effects=lambda a: NO_EFFECTS, read_only=True))
 
 
-def open_session(tmp_path, srv, fmt, *, retries=0, extra=(), builtins=(), **config):
+def open_session(tmp_path, srv, fmt, *, retries=0, extra=(), builtins=(), approver=None,
+                 **config):
     """A session on ``fmt`` (``(provider, openai_api)``) against the fake server ``srv``;
     ``config`` keys go in the config file layer."""
     provider, api = fmt
@@ -47,7 +48,8 @@ def open_session(tmp_path, srv, fmt, *, retries=0, extra=(), builtins=(), **conf
                            builtins=["openai", "anthropic", *builtins],
                            extra=[("peek", Peek()), *extra], file_data=file_data)
     url = srv.openai_url if provider == "openai" else srv.base_url
-    return make_session(cfg, hooks, provider=provider, base_url=url, max_retries=retries)
+    return make_session(cfg, hooks, provider=provider, base_url=url, max_retries=retries,
+                        approver=approver)
 
 
 def error_of(events) -> ev.ErrorEvent:
