@@ -18,7 +18,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from agent import NO_EFFECTS, Tool, ToolError, hookimpl
+from agent import NO_EFFECTS, Tool, ToolError, hookimpl, spend
 
 DISMISSED = "The user dismissed this; use your best judgement."
 NO_CHANNEL = ("Nobody can answer questions in this session; decide yourself and say what you "
@@ -76,12 +76,14 @@ def render_answer(answer: Any) -> str:
 _locks: weakref.WeakKeyDictionary[Any, tuple[Any, asyncio.Lock]] = weakref.WeakKeyDictionary()
 
 
-def _lock(runtime: Any) -> asyncio.Lock:
+def _lock(session: Any) -> asyncio.Lock:
+    """One question at a time per main session (and event loop)."""
+    root = spend.root_of(session)
     loop = asyncio.get_running_loop()
-    found = _locks.get(runtime)
+    found = _locks.get(root)
     if found is None or found[0] is not loop:
         found = (loop, asyncio.Lock())
-        _locks[runtime] = found
+        _locks[root] = found
     return found[1]
 
 
@@ -93,7 +95,7 @@ async def run_ask(args: dict[str, Any], ctx: Any) -> str:
         raise ToolError(NO_CHANNEL)
     options = [{"label": str(o["label"]), "detail": str(o.get("detail") or "")}
                for o in args.get("options") or []]
-    async with _lock(runtime):
+    async with _lock(session):
         answer = await asker(str(args["question"]), options, bool(args.get("multiple")))
     return render_answer(answer)
 
