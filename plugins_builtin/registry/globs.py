@@ -36,7 +36,7 @@ def pattern_problem(pattern: object) -> str | None:
         return f"is {len(pattern)} characters long; the limit is {MAX_PATTERN}"
     if any(ord(c) < 32 or ord(c) == 127 for c in pattern):
         return "contains control characters"
-    regexy = sorted(set(pattern) & REGEX_ONLY)
+    regexy = list(dict.fromkeys(c for c in pattern if c in REGEX_ONLY))
     if regexy:
         return (f"uses regular-expression syntax ({' '.join(regexy)}); patterns are globs: "
                 "* matches any characters, ? exactly one (write ? where one of these "
