@@ -5,8 +5,10 @@ the request the fake server received), and that request is valid."""
 
 from __future__ import annotations
 
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from faultkit import FORMATS, IDS, next_prompt_works, open_session
@@ -15,7 +17,7 @@ from wirecheck import assert_valid_request
 
 from agent import NO_EFFECTS, Tool, hookimpl
 from agent import events as ev
-from agent.testing import collect
+from agent.testing import collect, make_boot, make_session
 from agent.tools import RESULT_CAP
 
 BIG = 50_000_000
@@ -196,3 +198,34 @@ async def test_a_file_vanishing_between_read_and_edit(tmp_path, fake_provider, h
     assert [e.id for e in errors] == ["e1"]
     assert_valid_request(fake_provider.requests[2])
     await next_prompt_works(session, fake_provider)
+
+
+async def test_an_mcp_server_crashing_or_hanging_mid_call(tmp_path, fake_provider):
+    mcp_state = pytest.importorskip("plugins_builtin.mcp_client").state
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    stub = str(Path(__file__).with_name("mcp_stub.py"))
+    servers = {"stub": {"command": sys.executable, "args": [stub], "timeout": 1}}
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["mcp", "openai"],
+                              file_data={"mcp_servers": servers}, headless=True)
+    try:
+        mcp_state(config).manager.wait(20)
+        fake_provider.script(Reply.tool_call("mcp__stub__crash", {}, id="c1"),
+                             Reply.tool_call("mcp__stub__hang", {}, id="c2"),
+                             Reply.tool_call("mcp__stub__echo", {"text": "back"}, id="c3"),
+                             Reply.text("the server recovered"))
+        session = make_session(config, hooks, base_url=fake_provider.openai_url,
+                               approver=approve)
+        start = time.monotonic()
+        events = await collect(session, "use the server")
+        assert time.monotonic() - start < 10
+        assert events[-1].reason == "end"
+        told = tool_messages(fake_provider.requests[-1])
+        assert told["c1"].startswith('mcp server "stub" crashed: the connection closed')
+        assert told["c1"].endswith("it will be restarted on the next call")
+        assert told["c2"] == ('mcp server "stub" did not answer within 1 s; it will be '
+                              "restarted on the next call")
+        assert told["c3"] == "back"  # restarted, and the turn went on
+        assert_valid_request(fake_provider.requests[-1])
+    finally:
+        hooks.unconfigure(config)
