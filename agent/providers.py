@@ -149,6 +149,11 @@ class Provider(Protocol):
     # Optional: ``alternatives: list[Provider]``, endpoints speaking another request shape to
     # try, in order, when this one rejects the shape (400/404/405/415/422/501).  The
     # ``fallback`` plugin reads it; without that plugin it is ignored.
+    #
+    # Optional: ``max_output_tokens(request) -> int | None``, the most output tokens (thinking
+    # included) the endpoint will be allowed to produce for ``request``, when the provider
+    # sends more than ``request.max_tokens`` (a thinking budget) or less.  Spending caps use
+    # it to bound a request's cost (:func:`agent.spend.output_bound`).
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Send ``request`` and yield events; the last one is :class:`StepFinished`.

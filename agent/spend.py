@@ -146,15 +146,32 @@ def estimate_input_tokens(request: ProviderRequest) -> int:
     return math.ceil(request_chars(request) / CHARS_PER_TOKEN)
 
 
-def worst_case_usd(request: ProviderRequest) -> float | None:
-    """The most ``request`` can cost: ``max_tokens`` output tokens at the output price plus
-    its estimated input at the full (uncached) input price.  None when the model is
-    unpriced."""
+def output_bound(request: ProviderRequest, provider: Any = None) -> int:
+    """The most output tokens ``request`` may produce: what ``provider`` says it will allow
+    (its optional ``max_output_tokens(request)``, e.g. raised for a thinking budget, lowered
+    to the model's limit), else ``request.max_tokens``."""
+    bound = request.max_tokens
+    ask = getattr(provider, "max_output_tokens", None)
+    if callable(ask):
+        try:
+            said = ask(request)
+        except Exception:  # a provider that cannot say leaves the request's own cap
+            said = None
+        if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+            bound = said
+    return bound
+
+
+def worst_case_usd(request: ProviderRequest, provider: Any = None) -> float | None:
+    """The most ``request`` can cost: every output token it may produce (see
+    :func:`output_bound`) at the output price plus its estimated input at the full
+    (uncached) input price.  None when the model is unpriced."""
     price = pricing.price_for(request.model)
     if price is None:
         return None
     tokens_in = estimate_input_tokens(request)
-    return (tokens_in * price.input + request.max_tokens * price.output) / 1_000_000
+    tokens_out = output_bound(request, provider)
+    return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
 
 
 # ---- the /cost report -----------------------------------------------------------------------

@@ -41,7 +41,7 @@ def check(request: Any, session: Any) -> str | None:
         return None
     book = spend.ledger(session)
     spend.release(session)  # a hold left by this session's last request, if it failed
-    worst = spend.worst_case_usd(request)
+    worst = spend.worst_case_usd(request, getattr(session.runtime, "provider", None))
     if worst is None:
         raise BudgetExceeded(
             f"{request.model or 'this model'} has no price, so its cost cannot be checked "

@@ -139,3 +139,18 @@ def test_worst_case_counts_every_output_token_and_a_generous_input():
     assert spend.worst_case_usd(request) == (1_000 * 1.25 + 1_000 * 10) / 1e6
     assert spend.worst_case_usd(ProviderRequest(model="mystery", system="", messages=[])) \
         is None
+
+
+class ThinkingProvider:
+    """A provider that sends more output room than asked (a thinking budget)."""
+
+    def max_output_tokens(self, request):
+        return request.max_tokens + 30_000
+
+
+def test_the_output_bound_is_what_the_provider_will_allow():
+    request = ProviderRequest(model="gpt-5", system="", messages=[], max_tokens=1_000)
+    assert spend.output_bound(request) == 1_000
+    assert spend.output_bound(request, ThinkingProvider()) == 31_000
+    assert spend.worst_case_usd(request, ThinkingProvider()) == 31_000 * 10 / 1e6
+    assert spend.output_bound(request, object()) == 1_000
