@@ -309,8 +309,11 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
             async with contextlib.aclosing(child.run(str(args["prompt"]))) as events:
                 async for event in events:
                     progress(event)
-    except BaseException:
+    except asyncio.CancelledError:
         record["status"] = "cancelled"
+        raise
+    except Exception as exc:  # the session itself broke: the call fails with the reason
+        record["status"], record["error"] = "failed", f"{type(exc).__name__}: {exc}"
         raise
     finally:
         record["ended"] = time.time()
