@@ -99,7 +99,7 @@ async def test_worker_subagent_approvals_are_labelled(tmp_path, fake_provider):
     tool = Tool("bash", "Run.", lambda a, c: None, effects=lambda a: Effects(command=a["command"]))
     call = ToolCall("c1", "bash", {"command": "make test"}, origin="worker")
     request = ApprovalRequest(call, tool, Effects(command="make test"),
-                              "bash may change files", 'bash: "make *"', grant="make *")
+                              "bash may change files", 'bash: "make *"', grants=("make *",))
     answer = asyncio.ensure_future(app.approve(request))
     rows = await wait_for(app, "a worker subagent wants to run bash")
     assert "delegated work, gated by your rules" in rows
