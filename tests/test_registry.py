@@ -158,6 +158,20 @@ async def test_configuration_cannot_allow_plain_http(site, ws, home):
     assert out.startswith("no registry configured: set registry_url in config.toml")
 
 
+def test_cli_subcommand_lists_installs_and_refuses_plain_http(site, ws, home):
+    from clirun import run_agent
+
+    install_manifest(home, NO_SECRETS)
+    out = run_agent(["registry", "installed"], home=home, cwd=ws)
+    assert (out.returncode, out.stdout) == (0, "`P no-secrets`\n")
+    site.put_index()
+    out = run_agent(["registry", "search", "x"], home=home, cwd=ws,
+                    AGENT_REGISTRY_URL=site.base + "/index.json")
+    assert out.returncode == 1
+    assert "the registry is only reached over https" in out.stderr
+    assert site.requests == []
+
+
 async def test_redirects_are_followed_only_to_allowed_urls(site):
     site.put("/old.json", b"", 302, Location="/index.json")
     site.put_index(skills=[{"name": "x", "description": "d", "url": "x.md"}])
