@@ -246,6 +246,8 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
     try:
         doc = tomlkit.parse(text)
     except Exception as exc:
@@ -253,10 +255,14 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
     for dotted, value in changes.items():
         *parents, leaf = dotted.split(".")
         table: Any = doc
-        for part in parents:
+        for depth, part in enumerate(parents):
             if part not in table:
                 table[part] = tomlkit.table()
             table = table[part]
+            if not isinstance(table, dict):
+                where = ".".join(parents[:depth + 1])
+                raise ConfigError(f"{path}: '{where}' is not a table, so '{dotted}' cannot be "
+                                  "set; fix or remove it")
         if value is None:
             if leaf in table:
                 del table[leaf]

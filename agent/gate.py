@@ -127,7 +127,8 @@ class Gate:
         denials = [v for v in guards if v.decision == "deny"]
         if denials:
             return denials[0], "guard"
-        rule = permissions.decide(call.name, effects, self.user_rules, self.project_rules)
+        rule = permissions.decide(call.name, effects, self.user_rules, self.project_rules,
+                                  workspace=getattr(self.config, "workspace", None))
         if rule.decision == "deny":
             return rule, "rule"
         asks = [v for v in guards if v.decision == "ask"]

@@ -13,7 +13,10 @@ denied, read-only calls are allowed, everything else is asked about.
 
 from __future__ import annotations
 
+import os
+import posixpath
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agent.tools import Effects
@@ -96,19 +99,69 @@ def rules_for(tool_name: str, table: dict[str, Rules]) -> Rules | None:
     return None
 
 
-def judge(rules: Rules, subjects: tuple[str, ...], tool_name: str, *,
+#: A subject: one string, or the spellings of one path (see :func:`path_spellings`).
+Subject = str | tuple[str, ...]
+
+
+def path_spellings(path: str, workspace: Path | str | None = None) -> tuple[str, ...]:
+    """The spellings of ``path`` that rules are matched against: relative to the workspace
+    with ``.``, ``..`` and doubled slashes folded (``src/gen/a``); folded as written (an
+    absolute path stays absolute); and, given the workspace, where the path really leads once
+    symlinks are resolved, as the tools resolve it.
+
+    So ``./src/gen/a``, ``src//gen/a``, ``lib/../src/gen/a``, ``/abs/workspace/src/gen/a``
+    and ``link/a`` (``link`` pointing at ``src/gen``) all meet a rule for ``src/gen/*``: a
+    rule cannot be side-stepped by spelling the path another way.
+    """
+    text = path.strip()
+    if not text:
+        return (path,)
+    folded = posixpath.normpath(text)
+    if folded.startswith("//"):  # POSIX keeps a leading "//"; the tools do not
+        folded = "/" + folded.lstrip("/")
+    relative = resolved = folded
+    if workspace is not None:
+        root = posixpath.normpath(str(workspace))
+        if folded == root:
+            relative = "."
+        elif folded.startswith(root.rstrip("/") + "/"):
+            relative = folded[len(root.rstrip("/")) + 1:]
+        try:
+            root_real = os.path.realpath(root)
+            real = os.path.realpath(os.path.join(root_real, os.path.expanduser(text)))
+        except (OSError, ValueError):  # a NUL byte: the tools refuse the path anyway
+            real = ""
+        if real == root_real:
+            resolved = "."
+        elif real.startswith(root_real.rstrip("/") + "/"):
+            resolved = real[len(root_real.rstrip("/")) + 1:]
+        elif real:
+            resolved = real
+    return tuple(dict.fromkeys((relative, folded, resolved)))
+
+
+def _last_hit(rules: Rules, subject: str | None) -> tuple[str, str] | None:
+    hit: tuple[str, str] | None = None
+    for pattern, decision in rules.rules:
+        if pattern == "*" or (subject is not None and matches(pattern, subject)):
+            hit = (pattern, decision)
+    return hit
+
+
+def judge(rules: Rules, subjects: tuple[Subject, ...], tool_name: str, *,
           unmatched: bool = True) -> Verdict | None:
     """Apply ``rules`` to every subject; the most restrictive per-subject result wins.
 
-    A subject no rule matches is asked about, or skipped when ``unmatched`` is False (project
-    rules, which only ever add restrictions).
+    A path subject comes as its spellings: a deny matching any spelling denies; otherwise
+    the first spelling a rule matches decides.  A subject no rule matches is asked about, or
+    skipped when ``unmatched`` is False (project rules, which only ever add restrictions).
     """
     verdicts: list[Verdict] = []
-    for subject in subjects or (None,):
-        hit: tuple[str, str] | None = None
-        for pattern, decision in rules.rules:
-            if pattern == "*" or (subject is not None and matches(pattern, subject)):
-                hit = (pattern, decision)
+    for item in subjects or (None,):
+        spellings = item if isinstance(item, tuple) else (item,)
+        subject = spellings[0]
+        hits = [h for h in (_last_hit(rules, s) for s in spellings) if h is not None]
+        hit = next((h for h in hits if h[1] == "deny"), hits[0] if hits else None)
         if hit is None:
             if not unmatched:
                 continue
@@ -126,10 +179,12 @@ def judge(rules: Rules, subjects: tuple[str, ...], tool_name: str, *,
     return strongest(verdicts)
 
 
-def default_verdict(tool_name: str, effects: Effects) -> Verdict:
+def default_verdict(tool_name: str, effects: Effects,
+                    workspace: Path | str | None = None) -> Verdict:
     """The policy for a tool with no configured rules."""
     if effects.reads:
-        secret = judge(Rules("default", SECRET_READS), effects.reads, tool_name)
+        reads = tuple(path_spellings(p, workspace) for p in effects.reads)
+        secret = judge(Rules("default", SECRET_READS), reads, tool_name)
         if secret is not None and secret.decision == "deny":
             pattern = secret.source.split('"')[1] if '"' in secret.source else "*"
             return Verdict.deny(
@@ -171,14 +226,24 @@ def subjects_of(effects: Effects) -> tuple[tuple[str, ...], bool]:
     return parts + rest, complete
 
 
-def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
-           project_rules: dict[str, Rules] | None = None) -> Verdict:
-    """The rules' verdict for one call: user config (or the default policy), tightened by the
-    project's ``.agent/config.toml`` rules, which may only deny or ask."""
+def judged_subjects(effects: Effects, workspace: Path | str | None = None
+                    ) -> tuple[tuple[Subject, ...], bool]:
+    """:func:`subjects_of`, with every path given as its spellings (:func:`path_spellings`)."""
     subjects, complete = subjects_of(effects)
+    paths = set(effects.reads) | set(effects.writes) | set(effects.deletes)
+    return tuple(path_spellings(s, workspace) if s in paths else s for s in subjects), complete
+
+
+def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
+           project_rules: dict[str, Rules] | None = None, *,
+           workspace: Path | str | None = None) -> Verdict:
+    """The rules' verdict for one call: user config (or the default policy), tightened by the
+    project's ``.agent/config.toml`` rules, which may only deny or ask.  ``workspace`` lets
+    an absolute path inside it match the same rules as its relative spelling."""
+    subjects, complete = judged_subjects(effects, workspace)
     own = rules_for(tool_name, user_rules)
     verdict = (judge(own, subjects, tool_name) if own else None) or default_verdict(
-        tool_name, effects)
+        tool_name, effects, workspace)
     if not complete and verdict.decision == "allow":
         verdict = Verdict.ask("the command is too tangled to check part by part",
                               verdict.source)

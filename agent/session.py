@@ -22,7 +22,7 @@ from typing import Any
 from agent import events as ev
 from agent import pricing, spend
 from agent.gate import Approver, Gate
-from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart, clean_text
 from agent.prompt import assemble
 from agent.providers import (
     BudgetExceeded, ProviderError, ProviderNotice, ProviderRequest, ReasoningDelta, StepFinished,
@@ -193,10 +193,11 @@ class Session:
                         yield event
                     async for item in self.runtime.provider.stream(request):
                         if isinstance(item, TextDelta):
-                            partial.append(item.text)
-                            yield ev.TextEvent(item.text)
+                            text = clean_text(item.text)  # as the history will hold it
+                            partial.append(text)
+                            yield ev.TextEvent(text)
                         elif isinstance(item, ReasoningDelta):
-                            yield ev.ReasoningEvent(item.text)
+                            yield ev.ReasoningEvent(clean_text(item.text))
                         elif isinstance(item, ToolCallStarted):
                             yield ev.ToolStartEvent(item.id, item.name)
                         elif isinstance(item, ProviderNotice):

@@ -99,8 +99,9 @@ def test_lone_surrogates_in_model_text_and_argv(dirs, fake_provider):
     home, ws = dirs
     fake_provider.script(Reply("bad \ud800 char", pieces=1), Reply.text("still fine"))
     # An argv byte that is not UTF-8 reaches Python as a lone surrogate too.
-    proc = run_agent(["-p", "caf\udce9 question", "--json", "--provider", "openai", "--base-url", fake_provider.openai_url,
-                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent(["-p", "caf\udce9 question", "--json", "--provider", "openai",
+                      "--base-url", fake_provider.openai_url, "--model", "m"],
+                     home=home, cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert "".join(e["text"] for e in events if e["type"] == "text") == "bad \ufffd char"

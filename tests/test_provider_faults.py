@@ -11,6 +11,7 @@ import json
 import time
 
 import pytest
+from fakeprovider import Reply
 from faultkit import (
     FORMATS,
     IDS,
@@ -20,7 +21,6 @@ from faultkit import (
     open_session,
     shown_text,
 )
-from fakeprovider import Reply
 from wirecheck import assert_human, assert_valid_request
 
 from agent import events as ev

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from faultkit import FORMATS, IDS, error_of, next_prompt_works, open_session
 from fakeprovider import Reply
+from faultkit import FORMATS, IDS, error_of, next_prompt_works, open_session
 from wirecheck import assert_human
 
 from agent.testing import collect

@@ -11,8 +11,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from faultkit import FORMATS, IDS, next_prompt_works, open_session
 from fakeprovider import Reply
+from faultkit import FORMATS, IDS, next_prompt_works, open_session
 from wirecheck import assert_valid_request
 
 from agent import NO_EFFECTS, Tool, hookimpl

@@ -107,7 +107,7 @@ def _responses(items: list[dict[str, Any]]) -> list[str]:
 def _anthropic(messages: list[dict[str, Any]]) -> list[str]:
     roles = [m["role"] for m in messages]
     assert roles and roles[0] == "user", roles
-    for a, b in zip(roles, roles[1:]):
+    for a, b in zip(roles, roles[1:], strict=False):
         assert a != b, f"roles do not alternate: {roles}"
     assert roles[-1] == "user", roles
     previous_calls: list[str] = []
