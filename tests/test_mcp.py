@@ -27,7 +27,11 @@ from fakeprovider import Reply
 from agent.testing import collect, make_boot, make_session, run_tool
 from plugins_builtin.mcp_client import state
 from plugins_builtin.mcp_client.commands import (
-    add_server, cli_mcp, parse_add_args, remove_server, run_mcp,
+    add_server,
+    cli_mcp,
+    parse_add_args,
+    remove_server,
+    run_mcp,
 )
 from plugins_builtin.mcp_client.results import result_text
 from plugins_builtin.mcp_client.servers import parse_servers
@@ -101,6 +105,32 @@ def boot(tmp: Path, servers: dict, *, builtins=("mcp",), **kwargs):
     ws.mkdir(parents=True, exist_ok=True)
     file_data = {"mcp_servers": servers, **kwargs.pop("file_data", {})}
     return make_boot(ws, tmp / "home", builtins=list(builtins), file_data=file_data, **kwargs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def real_servers(tmp_path_factory):
+    """mcp-server-time and mcp-server-git, started when the module starts so that their
+    ~0.5-2 s startup overlaps the other tests.  The time server's config is also written as
+    the user config of ``home``, for the headless acceptance run."""
+    tmp = tmp_path_factory.mktemp("real")
+    repo = tmp / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
+    (repo / "new.txt").write_text("x")
+    home, ws = tmp / "home", tmp / "ws"
+    home.mkdir()
+    ws.mkdir()
+    marker = f"MCP_TEST_MARK_{uuid.uuid4().hex}"
+    time_table = (f'[mcp_servers.time]\ncommand = "{server_bin("mcp-server-time")}"\n'
+                  f'args = ["--local-timezone", "UTC"]\nenv = {{ {marker} = "1" }}\n')
+    (home / "config.toml").write_text(time_table)
+    git_table = (f'[mcp_servers.git]\ncommand = "{server_bin("mcp-server-git")}"\n'
+                 f'args = ["--repository", "{repo}"]\n')
+    config, hooks = make_boot(ws, home, builtins=["mcp"],
+                              file_data=tomllib.loads(time_table + git_table))
+    hooks.tools(config)  # starts connecting, in the background
+    yield SimpleNamespace(config=config, hooks=hooks, home=home, ws=ws, repo=repo,
+                          marker=marker)
+    hooks.unconfigure(config)
 
 
 # ---- config, names, results (no processes) --------------------------------------------------
@@ -269,12 +299,72 @@ def test_slash_mcp_lists_servers(stubbed, tmp_path):
     assert asyncio.run(run_mcp(app, "")) is None
     title, body, hint = shown[0]
     assert (title, hint) == ("mcp servers", "/mcp add to add one")
-    assert body.splitlines()[0] == "- `stub` (local) - 7 tools"
+    assert body.splitlines()[0] == "- `stub` (local) - 7 tools\\"
     assert body.splitlines()[1] == f"  `{sys.executable} {STUB} --pidfile " \
                                    f"{stubbed.tmp / 'pids'} --calls {stubbed.tmp / 'calls'}`"
     assert body.splitlines()[-1] == f"configured in {stubbed.config.config_file}"
     assert asyncio.run(run_mcp(app, "frobnicate")) == "usage: /mcp [list|add|remove <name>]"
     assert asyncio.run(run_mcp(app, "rm nothere")) == 'no MCP server named "nothere"'
+
+
+class WizardApp:
+    """The command context's asking side, answering from a script (None = esc)."""
+
+    def __init__(self, config, kind, answers):
+        self.config, self.kind, self.answers = config, kind, list(answers)
+        self.asked, self.errors, self.picked_hint = [], [], None
+
+    async def pick(self, title, items, hint=""):
+        self.picked_hint = hint
+        assert [value for _, value in items] == ["local", "remote"]
+        return self.kind
+
+    async def prompt_text(self, title, hint="", default=""):
+        self.asked.append(title)
+        return self.answers.pop(0)
+
+    def error(self, text):
+        self.errors.append(text)
+
+
+def test_add_wizard_validates_as_it_asks(tmp_path):
+    config, hooks = boot(tmp_path, {})
+    try:
+        app = WizardApp(config, "local", ["Bad Name", "files", "", "npx",
+                                          '-y "@scope/server fs" /tmp'])
+        out = asyncio.run(run_mcp(app, "add"))
+        assert app.asked == ["name", "name", "command", "command", "arguments"]
+        assert app.errors == ["use letters, digits and hyphens only, starting with a letter "
+                              "or digit", "a command is required"]
+        assert out.splitlines()[0] == "added mcp server files (npx -y '@scope/server fs' /tmp)"
+        assert out.splitlines()[2] == "restart agent to connect it"
+        app = WizardApp(config, "remote", ["files", "web", "example.test",
+                                           "https://example.test/mcp", "Authorization"
+                                           " Bearer", "Authorization: Bearer t, X-A: b"])
+        asyncio.run(run_mcp(app, "new"))
+        assert app.picked_hint == "configured: files"
+        assert app.errors == ['an MCP server named "files" is already configured',
+                              "the URL must start with http:// or https://",
+                              'headers look like "KEY: value, OTHER: value"; could not read '
+                              '"Authorization Bearer"']
+        assert tomllib.loads(config.config_file.read_text())["mcp_servers"] == {
+            "files": {"command": "npx", "args": ["-y", "@scope/server fs", "/tmp"]},
+            "web": {"url": "https://example.test/mcp",
+                    "headers": {"Authorization": "Bearer t", "X-A": "b"}}}
+        assert asyncio.run(run_mcp(WizardApp(config, "local", ["late", None]), "add")) == \
+            "mcp setup cancelled"
+        assert asyncio.run(run_mcp(WizardApp(config, None, []), "add")) == "mcp setup cancelled"
+    finally:
+        hooks.unconfigure(config)
+
+
+async def test_an_interrupted_call_leaves_the_server_usable(stubbed):
+    task = asyncio.create_task(call(stubbed, "hang", {}))
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert (await call(stubbed, "echo", {"text": "still here"})).output == "still here"
 
 
 # ---- lifecycle ------------------------------------------------------------------------------
@@ -301,18 +391,32 @@ async def test_a_call_waits_for_a_server_still_starting(tmp_path):
         hooks.tools(config)
         st = state(config)
         started = time.monotonic()
-        echo = st.factory.tool("slow", {"name": "echo"})
-        assert (await run_tool(echo, {"text": "waited"}, config)).output == "waited"
+        slow, stuck, missing = await asyncio.gather(
+            run_tool(st.factory.tool("slow", {"name": "echo"}), {"text": "waited"}, config),
+            run_tool(st.factory.tool("stuck", {"name": "echo"}), {}, config),
+            run_tool(st.factory.tool("missing", {"name": "x"}), {}, config))
+        assert slow.output == "waited"
         assert time.monotonic() - started >= 0.9
-        stuck = await run_tool(st.factory.tool("stuck", {"name": "echo"}), {}, config)
         assert stuck.output == ('mcp server "stuck" failed to start: did not start within '
                                 '0.5 s; it will be restarted on the next call')
-        missing = await run_tool(st.factory.tool("missing", {"name": "x"}), {}, config)
         assert missing.output == (f'mcp server "missing" failed to start: command not found: '
                                   f'{tmp_path / "no-such-server"}; it will be restarted on the '
                                   'next call')
     finally:
         hooks.unconfigure(config)
+
+
+def test_failures_are_reported_not_fatal(tmp_path, capsys):
+    config, hooks = boot(tmp_path, {"missing": {"command": str(tmp_path / "nope")},
+                                    "broken": {"url": "ftp://x"}}, headless=True)
+    try:
+        assert config.notices == ["mcp broken failed: url must start with http:// or https://"]
+        state(config).manager.wait(10)
+    finally:
+        hooks.unconfigure(config)
+    assert capsys.readouterr().err.splitlines() == [
+        "agent: mcp broken failed: url must start with http:// or https://",
+        f"agent: mcp missing failed: command not found: {tmp_path / 'nope'}"]
 
 
 # ---- sessions: dynamic registration, cache, gate --------------------------------------------
@@ -396,7 +500,7 @@ def test_no_mcp_skips_every_server(tmp_path):
         shown = []
         app = SimpleNamespace(config=config, info=lambda t, b=None, hint="": shown.append(b))
         asyncio.run(run_mcp(app, "list"))
-        assert shown[0].splitlines()[0] == "- `stub` (local) - not connected (--no-mcp)"
+        assert shown[0].splitlines()[0] == "- `stub` (local) - not connected (--no-mcp)\\"
     finally:
         hooks.unconfigure(config)
     parser = build_parser(config.options)
@@ -437,22 +541,13 @@ async def test_meta_tools_call_through_and_keep_the_rules(tmp_path):
 # ---- real servers ---------------------------------------------------------------------------
 
 
-async def test_git_server_over_stdio(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
-    (repo / "new.txt").write_text("x")
-    config, hooks = boot(tmp_path, {"git": {"command": server_bin("mcp-server-git"),
-                                            "args": ["--repository", str(repo)]}})
-    try:
-        hooks.tools(config)
-        await asyncio.to_thread(wait_connected, config)
-        status = await run_tool(tool_of(config, "git", "git_status"), {"repo_path": str(repo)},
-                                config)
-        assert not status.is_error
-        assert "On branch trunk" in status.output and "new.txt" in status.output
-    finally:
-        hooks.unconfigure(config)
+async def test_git_server_over_stdio(real_servers):
+    config, repo = real_servers.config, real_servers.repo
+    await asyncio.to_thread(wait_connected, config)
+    status = await run_tool(tool_of(config, "git", "git_status"), {"repo_path": str(repo)},
+                            config)
+    assert not status.is_error
+    assert "On branch trunk" in status.output and "new.txt" in status.output
 
 
 @pytest.fixture(scope="module")
@@ -513,32 +608,28 @@ async def test_http_server_with_headers(tmp_path, http_server):
         shown = []
         app = SimpleNamespace(config=config, info=lambda t, b=None, hint="": shown.append(b))
         await run_mcp(app, "")
-        assert "- `calc` (remote) - 2 tools" in shown[0].splitlines()
+        assert "- `calc` (remote) - 2 tools\\" in shown[0].splitlines()
         assert f"  `{http_server}`" in shown[0].splitlines()
     finally:
         hooks.unconfigure(config)
 
 
-def test_headless_run_calls_the_time_server(tmp_path, fake_provider):
-    """The acceptance run: `agent mcp list` connects (and caches the tools), then
-    `agent -p ... --yolo --json` offers them at once and the call reaches the real server."""
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    home.mkdir()
-    marker = f"MCP_TEST_MARK_{uuid.uuid4().hex}"
-    (home / "config.toml").write_text(
-        f'[mcp_servers.time]\ncommand = "{server_bin("mcp-server-time")}"\n'
-        f'args = ["--local-timezone", "UTC"]\nenv = {{ {marker} = "1" }}\n')
-    listed = run_agent(["mcp", "list"], home=home, cwd=ws)
-    assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.splitlines()[0] == "- time (local) - 2 tools"
-    assert "  tools: get_current_time, convert_time" in listed.stdout.splitlines()
+def test_headless_run_calls_the_time_server(real_servers, fake_provider):
+    """The acceptance run: with the tools cached by an earlier connection (the module's own
+    time server, same config), `agent -p ... --yolo --json` offers them at once and the call
+    reaches the real server the run starts."""
+    wait_connected(real_servers.config)  # connected once: the tool list is cached
+    assert state(real_servers.config).manager.state_of("time") == ("connected", "")
+    before = pids_with(real_servers.marker)
+    assert len(before) == 1  # the module's own server
     fake_provider.script(Reply.tool_call("mcp__time__get_current_time", {"timezone": "UTC"},
                                          id="c1"), Reply.text("It is now."))
     proc = run_agent(["-p", "what time is it in UTC", "--yolo", "--json", "--provider",
                       "openai", "--base-url", fake_provider.openai_url, "--model", "m"],
-                     home=home, cwd=ws, OPENAI_API_KEY="x")
+                     home=real_servers.home, cwd=real_servers.ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
+    offered = [t["function"]["name"] for t in fake_provider.bodies[0]["tools"]]
+    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(offered)
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     result = next(e for e in events if e["type"] == "tool-result")
     assert result["name"] == "mcp__time__get_current_time"
@@ -546,7 +637,7 @@ def test_headless_run_calls_the_time_server(tmp_path, fake_provider):
     assert answer["timezone"] == "UTC" and answer["datetime"].endswith("+00:00")
     tool_message = fake_provider.bodies[1]["messages"][-1]
     assert tool_message["role"] == "tool" and json.loads(tool_message["content"]) == answer
-    assert pids_with(marker) == []
+    assert pids_with(real_servers.marker) == before  # the run's own server exited with it
 
 
 def test_first_prompt_does_not_wait_for_servers(tmp_path, fake_provider):
@@ -572,7 +663,13 @@ def test_first_prompt_does_not_wait_for_servers(tmp_path, fake_provider):
     assert pids(pidfile) and not any(alive(p) for p in pids(pidfile))
 
 
-def test_shell_add_and_remove(tmp_path, capsys):
+def test_shell_commands(stubbed, tmp_path, capsys):
+    assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "- stub (local) - 7 tools"
+    assert out[2] == "  tools: echo, fail, structured, picture, env, crash, hang"
+    assert out[-1] == f"configured in {stubbed.config.config_file}"
+
     config, hooks = boot(tmp_path, {})
     try:
         ns = SimpleNamespace(config=config)
@@ -586,3 +683,11 @@ def test_shell_add_and_remove(tmp_path, capsys):
         assert tomllib.loads(config.config_file.read_text()).get("mcp_servers", {}) == {}
     finally:
         hooks.unconfigure(config)
+    # From the shell, through the plugin subcommand.
+    home = tmp_path / "shell-home"
+    proc = run_agent(["mcp", "add", "time", "--", "uvx", "mcp-server-time"], home=home,
+                     cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "added mcp server time (uvx mcp-server-time)"
+    assert tomllib.loads((home / "config.toml").read_text())["mcp_servers"] == {
+        "time": {"command": "uvx", "args": ["mcp-server-time"]}}

@@ -30,8 +30,11 @@ class McpState:
         self.enabled = bool(config.get("mcp", True))
         self.meta = bool(config.get("mcp_meta_tools", False))
         self.servers: dict[str, ServerConfig] = parse_servers(config.get("mcp_servers") or {})
+        # Headless runs say on stderr when a server fails to start; the UI shows it in /mcp
+        # (nothing may write to the terminal under the screen).
         self.manager = Manager(self.servers, workspace=config.workspace,
-                               state_dir=config.state_dir)
+                               state_dir=config.state_dir,
+                               on_failed=_report_failure if config.headless else None)
         self.factory = ToolFactory(self.manager)
         self._synced: dict[int, int] = {}  # id(registry) -> manager.version last applied
 
@@ -45,6 +48,21 @@ class McpState:
     def server_of(self, tool_name: str) -> str | None:
         origin = self.factory.origin.get(tool_name)
         return origin[0] if origin else None
+
+
+def _report_failure(name: str, error: str) -> None:
+    import sys
+
+    print(f"agent: mcp {name} failed: {error}", file=sys.stderr, flush=True)
+
+
+def startup_notices(st: McpState) -> list[str]:
+    """Lines for the startup header: servers skipped by --no-mcp, unusable config entries."""
+    if not st.servers:
+        return []
+    if not st.enabled:
+        return [f"mcp: {len(st.servers)} configured, not connected (--no-mcp)"]
+    return [f"mcp {s.name} failed: {s.problem}" for s in st.servers.values() if s.problem]
 
 
 def state(config: Any) -> McpState | None:
@@ -70,7 +88,12 @@ def agent_addoption(options):
 def agent_configure(config):
     st = McpState(config)
     config.extra[STATE_KEY] = st
+    config.notices.extend(startup_notices(st))
     if config.headless:  # a session will run: connect as early as possible
+        if st.enabled:
+            for server in st.servers.values():
+                if server.problem:
+                    _report_failure(server.name, server.problem)
         st.start()
 
 

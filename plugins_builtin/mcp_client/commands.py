@@ -13,7 +13,13 @@ from typing import Any
 from agent import SlashCommand
 from agent.config import ConfigError, read_toml, update_file
 from plugins_builtin.mcp_client.servers import (
-    ServerConfig, check_name, new_entry, parse_headers, parse_server, parse_servers, split_args,
+    ServerConfig,
+    check_name,
+    new_entry,
+    parse_headers,
+    parse_server,
+    parse_servers,
+    split_args,
 )
 
 USAGE = "usage: /mcp [list|add|remove <name>]"
@@ -123,9 +129,11 @@ def server_lines(config: Any) -> list[str]:
     """One markdown item per server: ``- `name` (local) - N tools`` and its command or URL."""
     lines = []
     for name, kind, status, where in server_rows(config):
-        lines.append(f"- `{name}` ({kind}) - {status}")
-        if where:
+        if where:  # a hard line break keeps the command under its server
+            lines.append(f"- `{name}` ({kind}) - {status}\\")
             lines.append(f"  `{where}`")
+        else:
+            lines.append(f"- `{name}` ({kind}) - {status}")
     return lines
 
 

@@ -203,6 +203,10 @@ class Connection:
         except (RuntimeError, ValueError) as exc:  # a result breaking its schema, input asks
             raise CallFailed(f'mcp server "{self.name}" sent an unusable answer: {exc}'
                              ) from None
+        except Exception as exc:  # the transport broke in a way the SDK did not wrap
+            log.info("mcp server %s: call failed", self.name, exc_info=exc)
+            self._give_up("crashed", self._with_stderr(describe(exc, self.server)))
+            raise CallFailed(self.down_message()) from None
         return result_text(result), bool(getattr(result, "is_error", False))
 
     def _give_up(self, state: str, error: str) -> None:

@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,13 @@ class Manager:
     """Connections to the configured servers (those without a config ``problem``)."""
 
     def __init__(self, servers: dict[str, ServerConfig], *, workspace: Path,
-                 state_dir: Path, on_change: Callable[[], None] | None = None) -> None:
+                 state_dir: Path, on_failed: Callable[[str, str], None] | None = None
+                 ) -> None:
         self.servers = {n: s for n, s in servers.items() if not s.problem}
         self.workspace = workspace
         self.state_dir = Path(state_dir)
-        self.on_change = on_change
+        #: called (on the MCP thread) with (server, error) when a server fails to start
+        self.on_failed = on_failed
         self.conns: dict[str, Connection] = {}
         #: each server's last known tools: from the cache until it connects, then live
         self.tools: dict[str, list[ToolDef]] = {}
@@ -104,8 +107,16 @@ class Manager:
         self.conns[name] = conn
         self._every.add(conn)
         conn.start()
-        conn.task.add_done_callback(lambda _t, c=conn: self._every.discard(c))
+        conn.task.add_done_callback(lambda _t, c=conn: self._ended(c))
         return conn
+
+    def _ended(self, conn: Connection) -> None:
+        self._every.discard(conn)
+        if conn.state == "failed" and self.on_failed is not None and not self._closed:
+            try:
+                self.on_failed(conn.name, conn.error)
+            except Exception:  # noqa: BLE001 - a report must not break the loop
+                log.exception("reporting a failed MCP server")
 
     def _tools_arrived(self, conn: Connection) -> None:
         name = conn.name
@@ -113,8 +124,6 @@ class Manager:
         if self.tools.get(name) != conn.tools:
             self.tools[name] = conn.tools
             self.version += 1
-            if self.on_change is not None:
-                self.on_change()
         cache.store(self.state_dir, name, conn.server.fingerprint(), conn.tools)
 
     # ---- calls (from any thread's loop) ------------------------------------------------------
@@ -196,6 +205,7 @@ class Manager:
             await asyncio.gather(*(c.close() for c in list(self._every)),
                                  return_exceptions=True)
 
+        started = time.monotonic()
         try:
             asyncio.run_coroutine_threadsafe(close_all(), self.loop).result(timeout)
         except concurrent.futures.TimeoutError:
@@ -204,3 +214,4 @@ class Manager:
             log.exception("closing MCP servers")
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
+        log.debug("MCP servers closed in %.2f s", time.monotonic() - started)

@@ -43,6 +43,8 @@ class ServerConfig:
         """The command line or the URL, as shown by ``/mcp``."""
         if self.kind == "remote":
             return self.url
+        if not self.command:
+            return ""
         return " ".join(shlex.quote(p) for p in (self.command, *self.args))
 
     def fingerprint(self) -> str:
@@ -66,8 +68,10 @@ def parse_servers(table: Any) -> dict[str, ServerConfig]:
 def parse_server(name: str, value: Any) -> ServerConfig:
     """One ``[mcp_servers.NAME]`` table → :class:`ServerConfig` (with ``problem`` if bad)."""
     def bad(message: str) -> ServerConfig:
-        return ServerConfig(name=name, problem=message,
-                            raw=value if isinstance(value, dict) else {})
+        raw = value if isinstance(value, dict) else {}
+        url = raw.get("url")
+        return ServerConfig(name=name, kind="remote" if "url" in raw else "local",
+                            url=url if isinstance(url, str) else "", problem=message, raw=raw)
 
     if "__" in name:
         return bad('the name may not contain "__" (it separates server and tool names)')

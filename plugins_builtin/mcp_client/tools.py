@@ -98,8 +98,9 @@ class ToolFactory:
     def all_tools(self) -> dict[str, Tool]:
         """The tools of every server as currently known (cached or live), by name."""
         out: dict[str, Tool] = {}
-        for server in sorted(self.manager.tools):
-            for definition in self.manager.tools[server]:
+        known = dict(self.manager.tools)  # one atomic copy: the MCP thread may add a server
+        for server in sorted(known):
+            for definition in known[server]:
                 tool = self.tool(server, definition)
                 out.setdefault(tool.name, tool)
         return out
