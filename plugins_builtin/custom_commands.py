@@ -224,7 +224,7 @@ def discover(workspace: Path, config_dir: Path) -> tuple[dict[str, CustomCommand
             command = read_command(path, origin)
             if isinstance(command, str):
                 skipped.append(f"{path}: {command}")
-                log.info("custom command %s skipped: %s", path, command)
+                log.warning("custom command %s skipped: %s", path, command)
             else:
                 found[command.name] = command
     return found, skipped

@@ -101,7 +101,7 @@ def test_later_locations_override_earlier_by_name(dirs, caplog):
     write_skill(ws / ".agent" / "skills", "lint", "project lint", filename="other-file.md")
     (ws / ".agent" / "skills" / "broken.md").write_text("---\nname: broken\n---\nno desc\n")
     (ws / ".agent" / "skills" / "notes.txt").write_text("not markdown")
-    with caplog.at_level(logging.INFO, logger="agent.skills"):
+    with caplog.at_level(logging.WARNING, logger="agent.skills"):
         catalogue = library.Library(home, ws).current()
     got = {n: (s.origin, s.description) for n, s in catalogue.skills.items()}
     assert got["commit"] == ("registry", "registry commit")

@@ -129,7 +129,7 @@ def load(dirs: list[tuple[str, Path]]) -> Catalogue:
             else:
                 result = parse_skill(text, origin, str(path))
             if isinstance(result, str):
-                log.info("skill file %s skipped: %s", path, result)
+                log.warning("skill file %s skipped: %s", path, result)
                 skipped.append(Skipped(str(path), result))
                 continue
             found[result.name] = result
