@@ -2,7 +2,7 @@
 
 Tools: ``echo {text}``, ``fail {message}`` (isError), ``structured`` (structured content
 only), ``picture`` (an image and a text block), ``env {name}``, ``crash`` (dies mid-call),
-``hang`` (never answers).  Flags: ``--startup-delay S`` (answer ``initialize`` late),
+``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list changed).  Flags: ``--startup-delay S`` (answer ``initialize`` late),
 ``--pidfile P``, ``--calls P`` (append every tools/call as a JSON line), ``--ready P`` (write
 ``time.monotonic()`` once initialized).  Exits on stdin EOF, even while delaying.
 """
@@ -27,6 +27,7 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
     {"name": "crash", "description": "Die mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {"name": "grow", "description": "Add a tool.", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -48,6 +49,11 @@ def call(name, args):
                             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
     if name == "env":
         return {"content": [{"type": "text", "text": os.environ.get(args.get("name", ""), "")}]}
+    if name == "grow":
+        TOOLS.append({"name": "extra", "description": "Added later.",
+                      "inputSchema": {"type": "object"}})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return {"content": [{"type": "text", "text": "grown"}]}
     if name == "crash":
         sys.stderr.write("boom: simulated crash\n")
         sys.stderr.flush()

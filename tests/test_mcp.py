@@ -278,6 +278,14 @@ async def test_a_crashed_server_is_reported_and_restarted(stubbed):
     assert len(after) == len(before) + 1 and not alive(before[-1]) and alive(after[-1])
 
 
+async def test_a_server_that_died_while_idle_is_restarted_before_the_call(stubbed):
+    before = pids(stubbed.tmp / "pids")
+    os.kill(before[-1], 9)
+    await asyncio.sleep(0.2)
+    assert (await call(stubbed, "echo", {"text": "revived"})).output == "revived"
+    assert len(pids(stubbed.tmp / "pids")) == len(before) + 1
+
+
 async def test_a_hung_server_times_out_and_is_restarted(stubbed):
     before = pids(stubbed.tmp / "pids")
     started = time.monotonic()
@@ -299,7 +307,7 @@ def test_slash_mcp_lists_servers(stubbed, tmp_path):
     assert asyncio.run(run_mcp(app, "")) is None
     title, body, hint = shown[0]
     assert (title, hint) == ("mcp servers", "/mcp add to add one")
-    assert body.splitlines()[0] == "- `stub` (local) - 7 tools\\"
+    assert body.splitlines()[0] == "- `stub` (local) - 8 tools\\"
     assert body.splitlines()[1] == f"  `{sys.executable} {STUB} --pidfile " \
                                    f"{stubbed.tmp / 'pids'} --calls {stubbed.tmp / 'calls'}`"
     assert body.splitlines()[-1] == f"configured in {stubbed.config.config_file}"
@@ -460,6 +468,26 @@ async def test_tools_join_when_the_server_connects_and_are_cached(tmp_path, fake
     config, hooks = boot(tmp_path, {"stub": stub("--startup-delay", "0.6")})
     try:
         assert not [n for n in hooks.tools(config) if n.startswith("mcp__")]
+    finally:
+        hooks.unconfigure(config)
+
+
+async def test_a_changed_tool_list_reaches_the_session(tmp_path, fake_provider):
+    config, hooks = boot(tmp_path, {"stub": stub()}, builtins=("mcp", "openai"),
+                         flags={"yolo": True})
+    try:
+        session = make_session(config, hooks, base_url=fake_provider.openai_url)
+        await asyncio.to_thread(wait_connected, config)
+        fake_provider.script(Reply.tool_call("mcp__stub__grow", {}, id="c1"),
+                             Reply.text("grown"), Reply.text("again"))
+        await collect(session, "grow")
+        for _ in range(50):  # the new list is fetched in the background
+            if "mcp__stub__extra" in state(config).factory.all_tools():
+                break
+            await asyncio.sleep(0.02)
+        await collect(session, "look again")
+        names = [[t["function"]["name"] for t in body["tools"]] for body in fake_provider.bodies]
+        assert "mcp__stub__extra" not in names[0] and "mcp__stub__extra" in names[2]
     finally:
         hooks.unconfigure(config)
 
@@ -666,8 +694,8 @@ def test_first_prompt_does_not_wait_for_servers(tmp_path, fake_provider):
 def test_shell_commands(stubbed, tmp_path, capsys):
     assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "- stub (local) - 7 tools"
-    assert out[2] == "  tools: echo, fail, structured, picture, env, crash, hang"
+    assert out[0] == "- stub (local) - 8 tools"
+    assert out[2] == "  tools: echo, fail, structured, picture, env, crash, hang, grow"
     assert out[-1] == f"configured in {stubbed.config.config_file}"
 
     config, hooks = boot(tmp_path, {})

@@ -59,6 +59,7 @@ class Connection:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._startup_expired = False
+        self._background: set[asyncio.Task[None]] = set()
         self.task: asyncio.Task[None] | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -104,7 +105,8 @@ class Connection:
                 errlog = self._open_log()
             async with self._transport(errlog) as streams:
                 async with ClientSession(streams[0], streams[1], client_info=Implementation(
-                        name="agent", version=__version__)) as session:
+                        name="agent", version=__version__),
+                        message_handler=self._on_message) as session:
                     init = await session.initialize()
                     info = getattr(init, "server_info", None)
                     if info is not None:
@@ -137,6 +139,25 @@ class Connection:
             self._ready.set()
             if errlog is not None:
                 errlog.close()
+
+    async def _on_message(self, message: Any) -> None:
+        """A server notification: a changed tool list is fetched again, in a task of its own
+        (the SDK delivers notifications from its read loop, which the request would need)."""
+        if getattr(message, "method", "") == "notifications/tools/list_changed":
+            task = asyncio.get_running_loop().create_task(self._relist())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _relist(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as exc:  # noqa: BLE001 - keep the old list; calls will tell
+            log.info("mcp server %s: listing changed tools failed: %s", self.name, exc)
+            return
+        self._on_tools(self)
 
     def _set_down(self, state: str, error: str) -> None:
         if self.state in ("connecting", "connected"):
@@ -208,6 +229,13 @@ class Connection:
             self._give_up("crashed", self._with_stderr(describe(exc, self.server)))
             raise CallFailed(self.down_message()) from None
         return result_text(result), bool(getattr(result, "is_error", False))
+
+    def gone(self) -> bool:
+        """True when a connected server's transport has already closed (the process died
+        while idle): a call would fail before reaching it, so it can be restarted first.
+        Reads the SDK dispatcher's private flag; without it, calls report the crash."""
+        dispatcher = getattr(self._session, "_dispatcher", None)
+        return self.state == "connected" and bool(getattr(dispatcher, "_closed", False))
 
     def _give_up(self, state: str, error: str) -> None:
         self.state, self.error = state, error

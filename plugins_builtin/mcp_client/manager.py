@@ -140,6 +140,12 @@ class Manager:
         if server not in self.servers:
             raise CallFailed(f'no MCP server named "{server}" is configured')
         conn = await self._ensure(server)
+        if conn.gone():  # died while idle: nothing was sent yet, so start it again first
+            log.info("mcp server %s went away while idle (%s); restarting it", server,
+                     conn.stderr_tail() or "no stderr")
+            conn.stop()
+            conn = self._connect(server)
+            await conn.wait_ready()
         if conn.state != "connected":
             raise CallFailed(conn.down_message())
         return await conn.call(tool, arguments)
