@@ -2,9 +2,10 @@
 
 Tools: ``echo {text}``, ``fail {message}`` (isError), ``structured`` (structured content
 only), ``picture`` (an image and a text block), ``env {name}``, ``crash`` (dies mid-call),
-``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list changed).  Flags: ``--startup-delay S`` (answer ``initialize`` late),
-``--pidfile P``, ``--calls P`` (append every tools/call as a JSON line), ``--ready P`` (write
-``time.monotonic()`` once initialized).  Exits on stdin EOF, even while delaying.
+``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list changed).
+Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
+(append every tools/call as a JSON line), ``--ready P`` (write ``time.monotonic()`` once
+initialized).  Exits on stdin EOF, even while delaying.
 """
 
 import argparse
