@@ -25,6 +25,9 @@ commands:
   agent usage [--by day|model|tool|subagent] [--since YYYY-MM-DD]
                                   tokens and cost from the usage ledger
   agent policy explain TOOL JSON  which guard or rule decides a call, and why
+  agent mcp [list]                MCP servers, connected to show their tools (docs/mcp.md)
+  agent mcp add NAME -- CMD ARGS  add a stdio server (or: add NAME URL [--header 'K: v'])
+  agent mcp remove NAME           remove a server
 
 configuration:
   config file: {config}   (AGENT_HOME relocates config and state)

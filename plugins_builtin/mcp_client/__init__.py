@@ -78,7 +78,7 @@ def agent_addoption(options):
                             "(stdio) or url/headers (HTTP); timeout, startup_timeout "
                             "(docs/mcp.md)"))
     options.add(Option("mcp", type="bool", default=True, flag="--no-mcp", negate=True,
-                       help="connect to the configured MCP servers"))
+                       help="skip every MCP server this run"))
     options.add(Option("mcp_meta_tools", type="bool", default=False,
                        help="offer mcp_list/mcp_inspect/mcp_call instead of every MCP tool "
                             "(saves their schemas in every request)"))
