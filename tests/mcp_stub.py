@@ -1,8 +1,9 @@
 """A tiny MCP server over stdio (raw JSON-RPC, no SDK: it starts in ~30 ms).
 
 Tools: ``echo {text}``, ``fail {message}`` (isError), ``structured`` (structured content
-only), ``picture`` (an image and a text block), ``env {name}``, ``crash`` (dies mid-call),
-``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list changed).
+only), ``picture`` (an image and a text block), ``env {name}``, ``cwd``, ``crash`` (dies
+mid-call), ``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list
+changed).
 Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
 (append every tools/call as a JSON line), ``--ready P`` (write ``time.monotonic()`` once
 initialized).  Exits on stdin EOF, even while delaying.
@@ -26,6 +27,7 @@ TOOLS = [
     {"name": "picture", "description": "An image.", "inputSchema": {"type": "object"}},
     {"name": "env", "description": "An environment variable.",
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    {"name": "cwd", "description": "The working directory.", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Die mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
     {"name": "grow", "description": "Add a tool.", "inputSchema": {"type": "object"}},
@@ -50,6 +52,8 @@ def call(name, args):
                             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
     if name == "env":
         return {"content": [{"type": "text", "text": os.environ.get(args.get("name", ""), "")}]}
+    if name == "cwd":
+        return {"content": [{"type": "text", "text": os.getcwd()}]}
     if name == "grow":
         TOOLS.append({"name": "extra", "description": "Added later.",
                       "inputSchema": {"type": "object"}})

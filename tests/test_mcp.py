@@ -307,7 +307,7 @@ def test_slash_mcp_lists_servers(stubbed, tmp_path):
     assert asyncio.run(run_mcp(app, "")) is None
     title, body, hint = shown[0]
     assert (title, hint) == ("mcp servers", "/mcp add to add one")
-    assert body.splitlines()[0] == "- `stub` (local) - 8 tools\\"
+    assert body.splitlines()[0] == "- `stub` (local) - 9 tools\\"
     assert body.splitlines()[1] == f"  `{sys.executable} {STUB} --pidfile " \
                                    f"{stubbed.tmp / 'pids'} --calls {stubbed.tmp / 'calls'}`"
     assert body.splitlines()[-1] == f"configured in {stubbed.config.config_file}"
@@ -394,15 +394,24 @@ async def test_a_call_waits_for_a_server_still_starting(tmp_path):
     config, hooks = boot(tmp_path, {
         "slow": stub("--startup-delay", "1"),
         "stuck": stub("--startup-delay", "30", startup_timeout=0.5),
-        "missing": {"command": str(tmp_path / "no-such-server")}})
+        "missing": {"command": str(tmp_path / "no-such-server")},
+        "nowhere": stub(cwd="no-such-dir"),
+        "here": stub(cwd=".."),
+    })
     try:
         hooks.tools(config)
         st = state(config)
         started = time.monotonic()
-        slow, stuck, missing = await asyncio.gather(
+        slow, stuck, missing, nowhere = await asyncio.gather(
             run_tool(st.factory.tool("slow", {"name": "echo"}), {"text": "waited"}, config),
             run_tool(st.factory.tool("stuck", {"name": "echo"}), {}, config),
-            run_tool(st.factory.tool("missing", {"name": "x"}), {}, config))
+            run_tool(st.factory.tool("missing", {"name": "x"}), {}, config),
+            run_tool(st.factory.tool("nowhere", {"name": "x"}), {}, config))
+        here = await run_tool(st.factory.tool("here", {"name": "cwd"}), {}, config)
+        assert here.output == str(tmp_path)
+        assert nowhere.output == (f'mcp server "nowhere" failed to start: cwd '
+                                  f'{tmp_path / "ws" / "no-such-dir"} is not a directory; it '
+                                  'will be restarted on the next call')
         assert slow.output == "waited"
         assert time.monotonic() - started >= 0.9
         assert stuck.output == ('mcp server "stuck" failed to start: did not start within '
@@ -694,8 +703,8 @@ def test_first_prompt_does_not_wait_for_servers(tmp_path, fake_provider):
 def test_shell_commands(stubbed, tmp_path, capsys):
     assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "- stub (local) - 8 tools"
-    assert out[2] == "  tools: echo, fail, structured, picture, env, crash, hang, grow"
+    assert out[0] == "- stub (local) - 9 tools"
+    assert out[2] == "  tools: echo, fail, structured, picture, env, cwd, crash, hang, grow"
     assert out[-1] == f"configured in {stubbed.config.config_file}"
 
     config, hooks = boot(tmp_path, {})

@@ -38,6 +38,10 @@ class CallFailed(Exception):
     """A call that got no usable answer; the message is what the model reads."""
 
 
+class StartupProblem(Exception):
+    """A server that cannot be started as configured; the message says why."""
+
+
 class Connection:
     """A server connection.  Every method runs on the MCP loop."""
 
@@ -171,6 +175,8 @@ class Connection:
             cwd = None
             if server.cwd:
                 cwd = (self._workspace / os.path.expanduser(server.cwd)).resolve()
+                if not cwd.is_dir():
+                    raise StartupProblem(f"cwd {cwd} is not a directory")
             # stdio_client passes only HOME, PATH, ... plus params.env: merge ourselves so
             # the server inherits the environment, with the config's env on top.
             params = StdioServerParameters(command=server.command, args=list(server.args),
@@ -326,6 +332,8 @@ def describe(exc: BaseException, server: ServerConfig) -> str:
     """A one-line reason for a failure (the innermost error of an exception group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, StartupProblem):
+        return str(exc)
     if isinstance(exc, FileNotFoundError) and server.kind == "local":
         return f"command not found: {server.command}"
     if isinstance(exc, PermissionError) and server.kind == "local":
