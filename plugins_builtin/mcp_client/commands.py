@@ -163,7 +163,7 @@ def _status(st: Any, name: str, server: ServerConfig, this_session: bool) -> str
 
 def slash_command() -> SlashCommand:
     return SlashCommand("mcp", "MCP servers: list, add (wizard), remove", run_mcp,
-                        args="[list|add|remove <name>]", info=True)
+                        args="[list|add|remove <name>]", info=True, takes_args=True)
 
 
 async def run_mcp(app: Any, args: str) -> str | None:
