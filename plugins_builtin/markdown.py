@@ -5,14 +5,12 @@ nested bullet and numbered lists, task items, quotes, fenced code (an unclosed f
 as a growing code block), rules and tables.  Code lines start at column 0 with no border, so
 text copied from the terminal is the code itself.
 
-Streaming is cheap: the text is cut into top-level pieces at blank lines outside code fences,
-each piece is rendered once and cached by its text, so a new frame renders only the piece
-still growing.  markdown-it and Pygments are imported on the first render, never at startup.
+The UI streams an answer as top-level pieces (``agent.ui.pieces``); a text given whole is cut
+the same way, and each piece's widgets are cached by its text.  markdown-it and Pygments are imported on the first render, never at startup.
 """
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from typing import Any
 
@@ -25,7 +23,7 @@ TABLE_MAX_ROWS = 200
 
 _md: Any = None
 _cache: OrderedDict[str, list[Any]] = OrderedDict()
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_lexers: dict[str, Any] = {}  # Pygments looks lexers up slowly (~10 ms): once per language
 
 
 def _parser() -> Any:
@@ -35,38 +33,6 @@ def _parser() -> Any:
 
         _md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
     return _md
-
-
-def segments(text: str) -> list[str]:
-    """Top-level pieces: split at blank lines outside fences, unless the next line is
-    indented (it continues a list item or a paragraph)."""
-    lines = text.split("\n")
-    out: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
-    pending_blank = False
-    for line in lines:
-        m = _FENCE.match(line)
-        if fence is not None:
-            current.append(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line.strip()[len(m.group(1)):].strip():
-                fence = None
-            continue
-        if not line.strip():
-            pending_blank = True
-            current.append(line)
-            continue
-        if pending_blank and current and not line[:1].isspace():
-            out.append("\n".join(current))
-            current = []
-        pending_blank = False
-        if m:
-            fence = m.group(1)
-        current.append(line)
-    if current:
-        out.append("\n".join(current))
-    return [s for s in out if s.strip()]
 
 
 # ---- inline ---------------------------------------------------------------------------------
@@ -150,9 +116,13 @@ def highlight(code: str, lang: str) -> list[Any]:
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
 
-        try:
-            lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
-        except ClassNotFound:
+        if lang not in _lexers:
+            try:
+                _lexers[lang] = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+            except ClassNotFound:
+                _lexers[lang] = None
+        lexer = _lexers[lang]
+        if lexer is None:
             return [("md-codeblock", code)]
         out: list[Any] = []
         for token_type, value in lexer.get_tokens(code):
@@ -310,7 +280,9 @@ def render(text: str) -> Any:
     import urwid
 
     widgets: list[Any] = []
-    for i, piece in enumerate(segments(text)):
+    from agent.ui.pieces import split
+
+    for i, piece in enumerate(split(text)):
         if i:
             widgets.append(urwid.Divider())
         widgets.extend(render_segment(piece))

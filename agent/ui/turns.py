@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.blocks import Block
-from agent.ui import toolfmt
+from agent.ui import pieces, toolfmt
 from agent.ui.widgets.status import ActiveTool, format_cost
 
 if TYPE_CHECKING:
@@ -24,40 +24,62 @@ class TurnView:
 
     def __init__(self, app: App) -> None:
         self.app = app
-        self.stream: Entry | None = None
         self._parts: list[str] = []
         self._dirty = False
+        self._base = 0                 # where the growing piece starts in the answer text
+        self._current: Entry | None = None
         self.tools: dict[str, Entry] = {}
         self.commands: dict[str, str] = {}  # call id -> bash command, for ctrl-c notices
 
     # ---- streaming text ----
 
     def _text(self, chunk: str) -> None:
-        if self.stream is None:
-            if not chunk.strip() and not self._parts:
-                return  # no block for leading whitespace
-            self.stream = self.app.transcript.add(Block("markdown", "", final=False))
         self._parts.append(chunk)
         self._dirty = True
 
     def flush(self) -> None:
-        """Re-render the streaming block if text arrived since the last frame."""
-        if self._dirty and self.stream is not None:
-            self.stream.block.text = "".join(self._parts)
-            self.app.transcript.update(self.stream)
+        """Show the text that arrived since the last frame: pieces that are complete become
+        final entries (rendered once), the last one grows."""
+        if not self._dirty:
+            return
         self._dirty = False
+        text = "".join(self._parts)
+        rest = text[self._base:]
+        spans = pieces.spans(rest)
+        if not spans:
+            return
+        for a, b in spans[:-1]:
+            self._finish(rest[a:b])
+        a, b = spans[-1]
+        self._base += a
+        self._grow(rest[a:b])
+
+    def _finish(self, piece: str) -> None:
+        if self._current is not None:
+            self._current.block.text = piece
+            self._current.block.final = True
+            self.app.transcript.update(self._current)
+            self._current = None
+        else:
+            self.app.transcript.add(Block("markdown", piece))
+
+    def _grow(self, piece: str) -> None:
+        if self._current is None:
+            self._current = self.app.transcript.add(Block("markdown", piece, final=False))
+        elif self._current.block.text != piece:
+            self._current.block.text = piece
+            self.app.transcript.update(self._current)
 
     def end_text(self) -> None:
         """The answer so far is final (a tool call follows, or the turn ended)."""
-        if self.stream is not None:
-            self.stream.block.text = "".join(self._parts).rstrip()
-            self.stream.block.final = True
-            if self.stream.block.text:
-                self.app.transcript.update(self.stream)
-            else:
-                self.app.transcript.remove(self.stream)
-        self.stream = None
+        self._dirty = True
+        self.flush()
+        if self._current is not None:
+            self._current.block.final = True
+            self.app.transcript.update(self._current)
+        self._current = None
         self._parts = []
+        self._base = 0
         self._dirty = False
 
     # ---- events ----
@@ -163,8 +185,8 @@ def replay(app: App, messages: list[Any], limit: int = 200) -> None:
         if message.role == "user" and message.text.strip():
             app.add("user", message.text)
         elif message.role == "assistant":
-            if message.text.strip():
-                app.add("markdown", message.text)
+            for piece in pieces.split(message.text):
+                app.add("markdown", piece)
             for call in message.tool_calls:
                 res = results.get(call.id)
                 status = "ok" if res is None or not res.is_error else "error"

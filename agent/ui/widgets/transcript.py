@@ -88,7 +88,7 @@ class Transcript(urwid.WidgetWrap):
             self._pin_bottom(size)
             self.follow = False
         if action == "scroll-top":
-            self.listbox.change_focus(size, 0, offset_inset=0, coming_from="above")
+            self.listbox.change_focus(size, 0, offset_inset=0)
         else:
             key = {"scroll-up": "page up", "scroll-down": "page down",
                    "scroll-line-up": "up", "scroll-line-down": "down"}[action]
@@ -101,8 +101,8 @@ class Transcript(urwid.WidgetWrap):
         if last < 0:
             return
         rows = self.walker[last].rows((size[0],))
-        self.listbox.change_focus(size, last, offset_inset=size[1] - rows,
-                                  coming_from="below")
+        # No coming_from: urwid would then try every row of the widget for a cursor.
+        self.listbox.change_focus(size, last, offset_inset=size[1] - rows)
 
     def render(self, size: tuple[int, int], focus: bool = False) -> urwid.Canvas:
         self.size = size

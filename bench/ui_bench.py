@@ -1,0 +1,206 @@
+"""UI benchmarks: the installed ``agent`` in a pseudo-terminal against the fake provider.
+
+Measures
+  1. launch to first frame (the prompt is on screen),
+  2. keystroke-to-screen latency while a 5,000-token answer streams,
+  3. redraws per second while it streams,
+  4. CPU time of the agent process per 1,000 streamed tokens,
+and prints each next to this machine's ``python -c pass`` time for scale.  Nothing here is a
+pass/fail test: run it by hand (``python bench/ui_bench.py``) and compare runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "e2e")]
+
+from fakeprovider import FakeProvider, Reply  # noqa: E402
+from pty_term import Term  # noqa: E402
+
+IDLE = "ask agent... (/ commands, @ files)"
+HIDE_CURSOR = b"\x1b[?25l"  # urwid starts every painted frame with it
+PROBES = "ЖЗИЙКЛМНОПРСТУФХЦЧШЩЭЮЯ"  # never in the streamed answer
+
+
+def python_pass_ms(runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def answer(tokens: int) -> str:
+    """About ``tokens`` tokens (4 characters each) of mixed markdown."""
+    parts = []
+    i = 0
+    while sum(len(p) for p in parts) < tokens * 4:
+        i += 1
+        parts.append(f"## Section {i}\n\nThis paragraph explains step {i} with `inline code`, "
+                     "**bold words** and a [link](https://example.com) so the renderer has "
+                     "real work to do on every frame of the stream.\n\n"
+                     f"- item one of {i}\n- item two of {i}\n\n"
+                     f"```python\ndef step_{i}(x):\n    return x * {i}  # comment\n```\n\n")
+    return "".join(parts)
+
+
+class Stamped(Term):
+    """A Term that remembers when each chunk of output arrived.  The reader only stores
+    bytes (pyte parses them when the screen is looked at), so the rig never slows the agent
+    down by reading its output late."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.chunks: list[tuple[float, int]] = []
+        self._fed = 0
+        super().__init__(*args, **kwargs)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.proc.read(65536)
+            except (EOFError, OSError):
+                return
+            now = time.perf_counter()
+            with self._lock:
+                self.raw.extend(data)
+                self.chunks.append((now, len(self.raw)))
+
+    def text(self) -> str:
+        with self._lock:
+            self.stream.feed(bytes(self.raw[self._fed:]))
+            self._fed = len(self.raw)
+        return super().text()
+
+    def wait_bytes(self, needle: bytes, start: int, timeout: float = 5.0) -> float:
+        """Time at which ``needle`` first appeared after raw offset ``start``."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            with self._lock:
+                at = self.raw.find(needle, start)
+                if at >= 0:
+                    end = at + len(needle)
+                    return next(t for t, off in self.chunks if off >= end)
+            time.sleep(0.0002)
+        raise TimeoutError(needle)
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def start(fake: FakeProvider, ws: Path, home: Path) -> Stamped:
+    return Stamped(["--provider", "openai", "--base-url", fake.openai_url, "--model", "m"],
+                   cwd=ws, home=home, env={"OPENAI_API_KEY": "x"})
+
+
+def first_frame(fake: FakeProvider, base: Path, runs: int) -> list[float]:
+    times = []
+    for n in range(runs):
+        ws, home = base / f"ws{n}", base / f"home{n}"
+        ws.mkdir()
+        t0 = time.perf_counter()
+        term = start(fake, ws, home)
+        term.wait_for(IDLE, timeout=20)
+        times.append((time.perf_counter() - t0) * 1000)
+        term.send("/exit\r")
+        term.wait_exit()
+    return times
+
+
+def streaming(fake: FakeProvider, base: Path, tokens: int, keys: int) -> dict[str, float]:
+    text = answer(tokens)
+    pieces = max(1, tokens // 2)
+    fake.script(Reply.text(text, pieces=pieces, delay=0.002))
+    ws, home = base / "stream-ws", base / "stream-home"
+    ws.mkdir()
+    term = start(fake, ws, home)
+    term.wait_for(IDLE, timeout=20)
+    term.send("go")
+    time.sleep(0.05)
+    term.send("\r")
+    term.wait_for("Section 1", timeout=20)
+    with term._lock:
+        begin_offset = len(term.raw)
+    cpu0, t_begin = term.cpu_seconds(), time.perf_counter()
+    latencies = []
+    for i in range(keys):
+        probe = PROBES[i % len(PROBES)]
+        with term._lock:
+            offset = len(term.raw)
+        sent = time.perf_counter()
+        term.send(probe)
+        try:
+            seen = term.wait_bytes(probe.encode(), offset)
+        except TimeoutError:
+            break
+        latencies.append((seen - sent) * 1000)
+        term.send("\x7f")  # backspace: keep the prompt short
+        time.sleep(0.08)
+        if "working" not in term.text():
+            break
+    term.wait_for("in context)", timeout=120)  # the turn's usage line: streaming is over
+    t_end, cpu1 = time.perf_counter(), term.cpu_seconds()
+    with term._lock:
+        frames = term.raw.count(HIDE_CURSOR, begin_offset)
+    term.send("\x15")  # ctrl-u: clear the prompt
+    time.sleep(0.1)
+    term.send("/exit\r")
+    term.wait_exit(timeout=20)
+    duration = t_end - t_begin
+    return {
+        "tokens": len(text) / 4,
+        "duration_s": duration,
+        "latency_median_ms": statistics.median(latencies) if latencies else float("nan"),
+        "latency_p95_ms": (sorted(latencies)[int(len(latencies) * 0.95) - 1]
+                           if latencies else float("nan")),
+        "latency_max_ms": max(latencies) if latencies else float("nan"),
+        "keys": len(latencies),
+        "redraws_per_s": frames / duration if duration else float("nan"),
+        "cpu_ms_per_1k_tokens": (cpu1 - cpu0) * 1000 / (len(text) / 4 / 1000),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="launches for the first-frame time")
+    parser.add_argument("--tokens", type=int, default=5000, help="size of the streamed answer")
+    parser.add_argument("--keys", type=int, default=30, help="keystrokes timed while streaming")
+    args = parser.parse_args()
+    baseline = python_pass_ms()
+    fake = FakeProvider.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            launches = first_frame(fake, base, args.runs)
+            stream = streaming(fake, base, args.tokens, args.keys)
+    finally:
+        fake.stop()
+    med = statistics.median(launches)
+    print(f"python -c pass (this machine, for scale): {baseline:.1f} ms")
+    print(f"launch to first frame: median {med:.0f} ms  (min {min(launches):.0f}, max "
+          f"{max(launches):.0f}, {len(launches)} runs)  = {med / baseline:.1f}x python -c pass")
+    print(f"keystroke to screen while {stream['tokens']:.0f} tokens stream: median "
+          f"{stream['latency_median_ms']:.1f} ms, p95 {stream['latency_p95_ms']:.1f} ms, max "
+          f"{stream['latency_max_ms']:.1f} ms ({stream['keys']:.0f} keys)")
+    print(f"redraws per second while streaming: {stream['redraws_per_s']:.1f}  (cap 30; "
+          f"stream lasted {stream['duration_s']:.1f} s)")
+    print(f"CPU time per 1,000 streamed tokens: {stream['cpu_ms_per_1k_tokens']:.0f} ms  "
+          f"= {stream['cpu_ms_per_1k_tokens'] / baseline:.1f}x python -c pass")
+    return 0
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    raise SystemExit(main())
