@@ -1,10 +1,21 @@
 """``kill -9`` at random moments of a headless turn (tool calls and a slow answer from the
 fake provider): the database stays intact, nothing committed is lost, and ``agent -c`` carries
-on with a valid history.  A few trials here; ``bench/kill_durability.py`` runs fifty."""
+on with a valid history.  A few trials here; ``bench/kill_durability.py`` runs fifty.  And the
+polite signals: SIGTERM and SIGINT mid-command end the turn with exit 130, kill the command's
+process group and leave a history ``agent -c`` continues."""
 
 from __future__ import annotations
 
-from killtrial import run_trials, summary
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+from clirun import agent_env
+from fakeprovider import Reply
+from killtrial import agent_cmd, run_trials, saved_messages, summary
+from wirecheck import assert_valid_request
 
 
 def test_kill_9_at_random_moments(tmp_path):
@@ -15,3 +26,47 @@ def test_kill_9_at_random_moments(tmp_path):
     report = "\n".join(summary(outcomes, final))
     assert not final and all(not o.problems for o in outcomes), report
     assert sum(o.killed for o in outcomes) >= 2, report
+
+
+def _gone(pid: int) -> bool:
+    """Dead: no such process, or a zombie waiting for a reaper that is not ours."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    fake_provider.script(
+        Reply.tool_call("bash", {"command": "sleep 30 & echo $! > child.pid; wait"}, id="c1"),
+        Reply.text("resumed"))
+    env = agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
+    proc = subprocess.Popen(agent_cmd(fake_provider.openai_url, "-p", "run it", "--json"),
+                            cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        pidfile = ws / "child.pid"
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    events = [json.loads(line) for line in out.decode().splitlines()]
+    assert events[-1] == {"type": "done", "schema_version": 1, "reason": "interrupted",
+                          "steps": 0}
+    assert _gone(int(pidfile.read_text()))  # the command's whole process group was killed
+    saved = saved_messages(home, "run it")
+    assert [m["role"] for m in saved] == ["user", "assistant", "tool"]
+    assert "interrupted" in saved[-1]["parts"][0]["output"]
+    again = subprocess.run(agent_cmd(fake_provider.openai_url, "-c", "-p", "go on"), cwd=ws,
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert_valid_request(fake_provider.requests[-1])
