@@ -6,7 +6,8 @@ as a growing code block), rules and tables.  Code lines start at column 0 with n
 text copied from the terminal is the code itself.
 
 The UI streams an answer as top-level pieces (``agent.ui.pieces``); a text given whole is cut
-the same way, and each piece's widgets are cached by its text.  markdown-it and Pygments are imported on the first render, never at startup.
+the same way, and each piece's widgets are cached by its text.  markdown-it and Pygments are
+imported on the first render, never at startup.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Generic slash commands of the full-screen UI: /help /tools /plugins /cost /provider /models /model /keys /exit.
+"""UI commands: /help /tools /plugins /cost /keys /provider /models /model /exit /clear.
 
 Each command only needs the command context (``docs/ui.md``); none imports a provider SDK.
 This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse`` and

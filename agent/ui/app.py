@@ -20,12 +20,12 @@ import urwid
 from agent.blocks import Block
 from agent.ui.context import CommandContext
 from agent.ui.keymap import Keymap
+from agent.ui.keys import KeyRouter
 from agent.ui.palette import STYLES
 from agent.ui.redraw import Redraw
 from agent.ui.supervise import Supervisor
 from agent.ui.turns import TurnView
 from agent.ui.widgets.blocks import Renderer, Theme
-from agent.ui.widgets.editor import ACTIONS as EDIT_ACTIONS
 from agent.ui.widgets.editor import History, PromptEditor
 from agent.ui.widgets.panels import InfoPanel, Modal
 from agent.ui.widgets.status import LiveArea, StatusBar
@@ -88,10 +88,8 @@ class App:
         self.exit = asyncio.Event()
         self.screen: Any = None  # the urwid screen, when running in a terminal
         self.loop: Any = None    # the urwid MainLoop, when running in a terminal
-        self._last_ctrl_c = 0.0
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
-        self._pasting: list[str] | None = None
         self._approval_lock = asyncio.Lock()
         self._ticker: asyncio.Task[Any] | None = None
 
@@ -106,6 +104,7 @@ class App:
         if isinstance(keys, dict):
             self.keymap.apply_overrides(keys, known=self.commands.commands)
         self.ctx = CommandContext(self)
+        self.keys = KeyRouter(self)
 
         self.transcript = Transcript(lambda block, width: self.renderer.render(block, width))
         self.live = LiveArea()
@@ -238,8 +237,8 @@ class App:
                 tools = len(self.session.offered_tools or self.session.tools_for_step())
             except Exception:
                 tools = len(self.session.tools)
-        pct = min(999, self.context_tokens() * 100 // int(
-            self.config.get("context_limit") or CONTEXT_LIMIT))
+        limit = int(self.config.get("compact_threshold") or CONTEXT_LIMIT)
+        pct = min(999, self.context_tokens() * 100 // max(1, limit))
         self.status.update(model=self.model_name(), agent=str(self.config.get("agent") or
                                                                 "default"),
                            thinking=str(getattr(self.session, "thinking", None)
@@ -250,152 +249,11 @@ class App:
 
     # ---- keys ------------------------------------------------------------------------------
 
-    def contexts(self) -> list[str]:
-        if self.modal is not None:
-            return [self.modal.context, "global"]
-        if self.completion.open:
-            return ["menu", "prompt", "global"]
-        return ["prompt", "global"]
-
     def handle_key(self, size: tuple[int, int], key: str) -> None:
-        try:
-            self._handle_key(size, key)
-        except Exception as exc:  # a key must never take the app down
-            self.supervisor.report(f"the {key!r} key", exc)
-
-    def _handle_key(self, size: tuple[int, int], key: str) -> None:
-        if not isinstance(key, str):
-            return
-        if self._paste(key):
-            return
-        modal = self.modal
-        if modal is not None and modal.context == "approval" and \
-                time.monotonic() - getattr(modal, "opened_at", 0.0) < self.approval_guard:
-            # Keys typed ahead before the dialog appeared must not answer it: they go on to
-            # the prompt (a stray enter or "y" never approves a command nobody has read).
-            hit = self.keymap.get(key, ["prompt", "global"])
-            if hit is not None and hit[1] in EDIT_ACTIONS:
-                self.editor.do(hit[1], (size[0],))
-            elif hit is None:
-                self.editor.type_key((size[0],), key)
-            return
-        hit = self.keymap.get(key, self.contexts())
-        if hit is not None and self.run_action(hit[1], size):
-            return
-        if self.modal is not None:
-            self.modal.type_key((size[0],), key)
-        elif self.editor.type_key((size[0],), key):
-            pass
-
-    def _paste(self, key: str) -> bool:
-        """Bracketed paste: collect everything between the markers, insert it in one go."""
-        if key == "begin paste":
-            self._pasting = []
-            return True
-        if self._pasting is None:
-            return False
-        if key == "end paste":
-            text, self._pasting = "".join(self._pasting), None
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-            if self.modal is not None:
-                for ch in text.replace("\n", " "):
-                    self.modal.type_key((self.size[0],), ch)
-            elif text:
-                self.editor.insert_text(text)
-                self._on_edit()
-            return True
-        if key == "enter":
-            self._pasting.append("\n")
-        elif key == "tab":
-            self._pasting.append("\t")
-        elif len(key) == 1 or self.editor.valid_char(key):
-            self._pasting.append(key)
-        return True
-
-    def run_action(self, command: str, size: tuple[int, int]) -> bool:
-        """Run a bound command; False if it does not apply (the key falls through)."""
-        cols = (size[0],)
-        if self.modal is not None and command in _MODAL_ACTIONS:
-            return self.modal.action(command, cols)
-        if command in EDIT_ACTIONS:
-            return self.editor.do(command, cols)
-        if command.startswith("menu-"):
-            return self.completion.action(command)
-        handler = _APP_ACTIONS.get(command)
-        if handler is not None:
-            result = handler(self)
-            return True if result is None else bool(result)
-        if self.commands.get(command) is not None:
-            self.submit("/" + command)
-            return True
-        return False
+        self.keys.handle(size, key)
 
     def _on_edit(self) -> None:
         self.completion.update()
-
-    # ---- actions ----
-
-    def action_submit(self) -> None:
-        text = self.editor.text
-        if text.endswith("\\") and not text.endswith("\\\\"):
-            self.editor.set(text[:-1] + "\n")  # a trailing backslash continues the prompt
-            return
-        if not text.strip():
-            return
-        self.editor.take()
-        self.editor.history.index = len(self.editor.history.items)
-        self.submit(text)
-
-    def action_complete(self) -> bool:
-        if self.completion.open:
-            return self.completion.action("menu-complete")
-        return False
-
-    def action_cancel(self) -> None:
-        if self.busy:
-            self.abort_turn()
-        elif self.dismiss_info():
-            pass
-        elif self.completion.open:
-            self.completion.close(dismissed=True)
-
-    def action_interrupt(self) -> None:
-        session = self.session
-        running = session.running_calls() if session is not None else []
-        if running:
-            ids = session.interrupt_tools()
-            names = self.view.running_commands(ids)
-            self.add("notice", "interrupted: " + ", ".join(n for n in names if n))
-            return
-        now = time.monotonic()
-        if self.busy and now - self._last_ctrl_c > 2.0:
-            self._last_ctrl_c = now
-            self.add("info", "no command is running: esc stops the turn, ctrl-c again quits")
-            return
-        self.quit()
-
-    def action_toggle_reasoning(self) -> None:
-        self.live.reasoning_open = not self.live.reasoning_open
-        self.live.refresh()
-
-    def action_scroll(self, which: str) -> None:
-        panel = self.info_panel
-        if panel is not None and self.modal is None and panel.fit.scrollable and which in (
-                "scroll-up", "scroll-down"):
-            panel.fit.scroll("page up" if which == "scroll-up" else "page down")
-            return
-        self.transcript.scroll(which)
-
-    def action_redraw(self) -> None:
-        if self.screen is not None:
-            self.screen.clear()
-
-    def action_suspend(self) -> None:
-        import os
-        import signal
-
-        if self.screen is not None and hasattr(signal, "SIGTSTP"):
-            os.kill(os.getpid(), signal.SIGTSTP)
 
     # ---- prompts, commands and turns -------------------------------------------------------
 
@@ -536,8 +394,7 @@ class App:
         async with self._approval_lock:
             dialog = ApprovalDialog(request, workspace=self.workspace, render=self.render_block,
                                     max_rows=self.max_panel_rows)
-            if self.config.get("bell_on_approval"):
-                self._bell()
+            self.bell_if_wanted()
             dialog.opened_at = time.monotonic()
             self.live.hide_tools = True
             self.live.refresh()
@@ -547,7 +404,10 @@ class App:
                 self.live.hide_tools = False
                 self.live.refresh()
 
-    def _bell(self) -> None:
+    def bell_if_wanted(self) -> None:
+        """Ring the terminal bell when the user asked for it (``bell_on_approval``)."""
+        if not self.config.get("bell_on_approval") or self.screen is None:
+            return
         if self.screen is not None:
             try:
                 self.screen.write("\a")
@@ -564,25 +424,6 @@ class App:
 
         startup.start(self, prompt)
 
-
-_MODAL_ACTIONS = frozenset({
-    "approve", "approve-always", "deny", "hunk-next", "hunk-prev", "hunk-toggle",
-    "dialog-scroll-up", "dialog-scroll-down", "pick-up", "pick-down", "pick-accept",
-    "pick-toggle", "pick-cancel"})
-
-_APP_ACTIONS: dict[str, Any] = {
-    "submit": App.action_submit,
-    "complete": App.action_complete,
-    "cancel": App.action_cancel,
-    "interrupt": App.action_interrupt,
-    "toggle-reasoning": App.action_toggle_reasoning,
-    "redraw": App.action_redraw,
-    "suspend": App.action_suspend,
-    "quit": App.quit,
-    **{name: (lambda self, _n=name: self.action_scroll(_n)) for name in (
-        "scroll-up", "scroll-down", "scroll-line-up", "scroll-line-down", "scroll-top",
-        "scroll-bottom")},
-}
 
 def run(boot: Any, prompt: str | None = None) -> int:
     """Start the full-screen UI in this terminal; returns the exit code."""

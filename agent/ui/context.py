@@ -189,10 +189,12 @@ class CommandContext:
         answer = await self.pick(title, [("yes", True), ("no", False)], hint=body)
         return bool(answer)
 
-    async def ask(self, question: str, options: Iterable[Any] = (), *,
-                  multiple: bool = False) -> str:
-        """The ``ask`` tool's panel: the question, options (``{"label", "detail"}`` dicts or
-        strings, recommended first), free text; returns the answer for the model."""
+    async def ask_raw(self, question: str, options: Iterable[Any] = (),
+                      multiple: bool = False) -> str | list[str] | None:
+        """The ``ask`` panel (the runtime's ``asker``): the question (markdown), options
+        (``{"label", "detail"}`` dicts or strings, recommended first) and free text.  Returns
+        the chosen label, a list of labels (``multiple``), the typed text, or None when the
+        user dismissed the question."""
         from agent.ui.widgets.panels import Picker
 
         entries = []
@@ -207,7 +209,13 @@ class CommandContext:
                         free_text="type your own answer...", style="ask", body=body,
                         footer="enter to choose, esc to skip" + (
                             ", space ticks" if multiple else ""))
-        answer = await self._app.run_modal(picker)
+        self._app.bell_if_wanted()
+        return await self._app.run_modal(picker)
+
+    async def ask(self, question: str, options: Iterable[Any] = (), *,
+                  multiple: bool = False) -> str:
+        """Like :meth:`ask_raw`, but returns a text for a model (never None)."""
+        answer = await self.ask_raw(question, options, multiple)
         if answer is None:
             return ASK_DISMISSED
         if isinstance(answer, list):

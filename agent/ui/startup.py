@@ -37,7 +37,8 @@ def build_runtime(app: App) -> Any:
         raise NoProvider(f'no plugin could build the provider "{settings.provider}"')
     runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=provider,
                       approver=app.approve, model=settings.model)
-    runtime.ui = app.ctx  # tools reach the user through session.runtime.ui (e.g. ask)
+    runtime.ui = app.ctx  # tools and plugins reach the UI through session.runtime.ui
+    runtime.asker = app.ctx.ask_raw  # the ask tool's question channel
     runtime.provider_name = settings.provider
     return runtime
 

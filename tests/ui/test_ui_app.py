@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fakeprovider import Reply
-from ui_harness import idle, make_app, press, screen, type_text, wait_for
+from ui_harness import idle, make_app, screen, type_text, wait_for
 
 
 async def test_first_frame_shows_header_prompt_and_status(tmp_path, fake_provider):

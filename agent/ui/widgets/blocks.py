@@ -117,7 +117,8 @@ def plain_diff(block: Block) -> urwid.Widget:
     out: list[Any] = []
     for row in ds.rows(rejected):
         sign = {"add": "+", "del": "-", "ctx": " "}.get(row.kind, "")
-        style = {"add": "diff-add", "del": "diff-del", "head": "diff-head"}.get(row.kind, "diff-ctx")
+        style = {"add": "diff-add", "del": "diff-del", "head": "diff-head"}.get(row.kind,
+                                                                              "diff-ctx")
         if row.hunk in rejected and row.kind in ("add", "del"):
             style = "diff-rejected"
         num = f"{row.number:>4} " if row.number is not None else ""

@@ -1,0 +1,194 @@
+"""From a key to what it does: the keymap lookup by context, bracketed paste, and the UI
+actions keys are bound to.
+
+Contexts are tried from the most specific open one outwards (see :mod:`agent.ui.keymap`); a
+command that does not apply returns False and the key falls through to typing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agent.ui.widgets.editor import ACTIONS as EDIT_ACTIONS
+
+if TYPE_CHECKING:
+    from agent.ui.app import App
+
+MODAL_ACTIONS = frozenset({
+    "approve", "approve-always", "deny", "hunk-next", "hunk-prev", "hunk-toggle",
+    "dialog-scroll-up", "dialog-scroll-down", "pick-up", "pick-down", "pick-accept",
+    "pick-toggle", "pick-cancel"})
+
+SCROLLS = ("scroll-up", "scroll-down", "scroll-line-up", "scroll-line-down", "scroll-top",
+           "scroll-bottom")
+
+#: a second ctrl-c within this many seconds quits while a turn runs without a command
+CTRL_C_AGAIN = 2.0
+
+
+class KeyRouter:
+    """Routes the keys of one :class:`~agent.ui.app.App`."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self._pasting: list[str] | None = None
+        self._last_ctrl_c = 0.0
+        self.actions: dict[str, Callable[[], Any]] = {
+            "submit": self.submit, "complete": self.complete, "cancel": self.cancel,
+            "interrupt": self.interrupt, "toggle-reasoning": self.toggle_reasoning,
+            "redraw": self.redraw, "suspend": self.suspend, "quit": app.quit,
+            **{name: (lambda n=name: self.scroll(n)) for name in SCROLLS},
+        }
+
+    def contexts(self) -> list[str]:
+        app = self.app
+        if app.modal is not None:
+            return [app.modal.context, "global"]
+        if app.completion.open:
+            return ["menu", "prompt", "global"]
+        return ["prompt", "global"]
+
+    def handle(self, size: tuple[int, int], key: str) -> None:
+        try:
+            self._handle(size, key)
+        except Exception as exc:  # a key must never take the app down
+            self.app.supervisor.report(f"the {key!r} key", exc)
+
+    def _handle(self, size: tuple[int, int], key: str) -> None:
+        app = self.app
+        if not isinstance(key, str) or self._paste(key):
+            return
+        cols = (size[0],)
+        modal = app.modal
+        if modal is not None and modal.context == "approval" and \
+                time.monotonic() - getattr(modal, "opened_at", 0.0) < app.approval_guard:
+            # Keys typed ahead before the dialog appeared must not answer it: they go on to
+            # the prompt (a stray enter or "y" never approves a command nobody has read).
+            hit = app.keymap.get(key, ["prompt", "global"])
+            if hit is not None and hit[1] in EDIT_ACTIONS:
+                app.editor.do(hit[1], cols)
+            elif hit is None:
+                app.editor.type_key(cols, key)
+            return
+        hit = app.keymap.get(key, self.contexts())
+        if hit is not None and self.run(hit[1], size):
+            return
+        if app.modal is not None:
+            app.modal.type_key(cols, key)
+        else:
+            app.editor.type_key(cols, key)
+
+    def _paste(self, key: str) -> bool:
+        """Bracketed paste: collect everything between the markers, insert it in one go."""
+        app = self.app
+        if key == "begin paste":
+            self._pasting = []
+            return True
+        if self._pasting is None:
+            return False
+        if key == "end paste":
+            text, self._pasting = "".join(self._pasting), None
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if app.modal is not None:  # a one-line field: line breaks become spaces
+                for ch in text.replace("\n", " "):
+                    app.modal.type_key((app.size[0],), ch)
+            elif text:
+                app.editor.insert_text(text)
+                app.completion.update()
+            return True
+        if key == "enter":
+            self._pasting.append("\n")
+        elif key == "tab":
+            self._pasting.append("\t")
+        elif len(key) == 1 or app.editor.valid_char(key):
+            self._pasting.append(key)
+        return True
+
+    def run(self, command: str, size: tuple[int, int]) -> bool:
+        """Run a bound command; False if it does not apply (the key falls through)."""
+        app = self.app
+        cols = (size[0],)
+        if app.modal is not None and command in MODAL_ACTIONS:
+            return app.modal.action(command, cols)
+        if command in EDIT_ACTIONS:
+            return app.editor.do(command, cols)
+        if command.startswith("menu-"):
+            return app.completion.action(command)
+        handler = self.actions.get(command)
+        if handler is not None:
+            result = handler()
+            return True if result is None else bool(result)
+        if app.commands.get(command) is not None:
+            app.submit("/" + command)
+            return True
+        return False
+
+    # ---- actions ----
+
+    def submit(self) -> None:
+        editor = self.app.editor
+        text = editor.text
+        if text.endswith("\\") and not text.endswith("\\\\"):
+            editor.set(text[:-1] + "\n")  # a trailing backslash continues the prompt
+            return
+        if not text.strip():
+            return
+        editor.take()
+        editor.history.index = len(editor.history.items)
+        self.app.submit(text)
+
+    def complete(self) -> bool:
+        completion = self.app.completion
+        return completion.open and completion.action("menu-complete")
+
+    def cancel(self) -> None:
+        app = self.app
+        if app.busy:
+            app.abort_turn()
+        elif app.dismiss_info():
+            pass
+        elif app.completion.open:
+            app.completion.close(dismissed=True)
+
+    def interrupt(self) -> None:
+        app = self.app
+        session = app.session
+        running = session.running_calls() if session is not None else []
+        if running:
+            ids = session.interrupt_tools()
+            names = app.view.running_commands(ids)
+            app.add("notice", "interrupted: " + ", ".join(n for n in names if n))
+            return
+        now = time.monotonic()
+        if app.busy and now - self._last_ctrl_c > CTRL_C_AGAIN:
+            self._last_ctrl_c = now
+            app.add("info", "no command is running: esc stops the turn, ctrl-c again quits")
+            return
+        app.quit()
+
+    def toggle_reasoning(self) -> None:
+        live = self.app.live
+        live.reasoning_open = not live.reasoning_open
+        live.refresh()
+
+    def scroll(self, which: str) -> None:
+        app = self.app
+        panel = app.info_panel
+        if panel is not None and app.modal is None and panel.fit.scrollable and which in (
+                "scroll-up", "scroll-down"):
+            panel.fit.scroll("page up" if which == "scroll-up" else "page down")
+            return
+        app.transcript.scroll(which)
+
+    def redraw(self) -> None:
+        if self.app.screen is not None:
+            self.app.screen.clear()
+
+    def suspend(self) -> None:
+        # urwid's SIGTSTP handler restores the terminal, stops, and repaints on resume.
+        if self.app.screen is not None and hasattr(signal, "SIGTSTP"):
+            os.kill(os.getpid(), signal.SIGTSTP)
