@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.globmatch import glob_match
 from agent.tools import Effects
 from agent.verdict import DECISIONS, Verdict, strongest
 
@@ -33,32 +34,10 @@ SECRET_READS: tuple[tuple[str, str], ...] = (
 
 
 def matches(pattern: str, subject: str) -> bool:
-    """Glob match of the whole ``subject``: ``*`` is any run of characters (``/`` and newlines
-    included), ``?`` exactly one, everything else literal.
-
-    A two-pointer matcher that backtracks only to the last ``*``: O(len(pattern) x
-    len(subject)) at worst, never exponential, so no pattern can hang the agent (a regex
-    translation would backtrack catastrophically on ``*a*a*a...b``).
-    """
-    p = s = 0
-    star, mark = -1, 0
-    plen, slen = len(pattern), len(subject)
-    while s < slen:
-        if p < plen and pattern[p] == "*":
-            star, mark = p, s
-            p += 1
-        elif p < plen and (pattern[p] == "?" or pattern[p] == subject[s]):
-            p += 1
-            s += 1
-        elif star >= 0:
-            mark += 1
-            s = mark
-            p = star + 1
-        else:
-            return False
-    while p < plen and pattern[p] == "*":
-        p += 1
-    return p == plen
+    """Glob match of the whole ``subject`` (see :mod:`agent.globmatch`): ``*`` is any run of
+    characters, ``/`` and newlines included, ``?`` exactly one, everything else literal.
+    No pattern can hang the agent."""
+    return glob_match(pattern, subject)
 
 
 @dataclass(frozen=True)
