@@ -1,0 +1,100 @@
+"""The acceptance run in a real terminal: tmux 100x30, the installed agent, the fake provider."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+from fakeprovider import Reply
+from pty_term import SCRUBBED, agent_command
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+IDLE = "ask agent... (/ commands, @ files)"
+
+
+class Tmux:
+    def __init__(self, command: str, cwd) -> None:
+        self.socket = f"agent-test-{uuid.uuid4().hex[:8]}"
+        self._run("new-session", "-d", "-x", "100", "-y", "30", "-c", str(cwd), command)
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], check=True,
+                              capture_output=True, text=True).stdout
+
+    def screen(self) -> str:
+        return self._run("capture-pane", "-p", "-t", "0")
+
+    def history(self) -> str:
+        return self._run("capture-pane", "-p", "-t", "0", "-S", "-200")
+
+    def type(self, text: str, enter: bool = True) -> None:
+        self._run("send-keys", "-t", "0", "-l", text)
+        if enter:
+            time.sleep(0.05)
+            self._run("send-keys", "-t", "0", "Enter")
+
+    def key(self, name: str) -> None:
+        self._run("send-keys", "-t", "0", name)
+
+    def wait_for(self, what: str, timeout: float = 15.0, history: bool = False) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.history() if history else self.screen()
+            if what in text:
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what!r}; screen:\n{text}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def test_acceptance_in_tmux(tmp_path, fake_provider):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("def greet():\n    return 'hi'\n")
+    edit = {"path": "app.py", "oldString": "    return 'hi'\n",
+            "newString": "    return 'hello'\n"}
+    fake_provider.script(
+        Reply.text("# Plan\n\nI will change **greet**:\n\n```python\ndef greet():\n"
+                   "    return 'hello'\n```\n", pieces=12, delay=0.05),
+        Reply.tool_call("edit_file", edit, id="e1"),
+        Reply.text("Done: greet now says hello.", pieces=4, delay=0.3),
+        Reply.text("Second prompt answered."))
+    env = " ".join(f"-u {name}" for name in SCRUBBED)
+    agent = " ".join(shlex.quote(part) for part in agent_command())
+    command = (f"env {env} AGENT_HOME={shlex.quote(str(tmp_path / 'home'))} "
+               f"OPENAI_API_KEY=x TERM=xterm-256color {agent} --provider openai "
+               f"--base-url {fake_provider.openai_url} --model m; echo EXIT=$?; exec sleep 60")
+    term = Tmux(f"sh -c {shlex.quote(command)}", ws)
+    try:
+        screen = term.wait_for(IDLE)  # the first frame
+        assert "openai/m" in screen
+        term.type("plan the change")
+        screen = term.wait_for("── python ─")
+        term.wait_for("return 'hello'")
+        term.wait_for(IDLE)
+        term.type("do it")
+        term.wait_for("allow edit_file?")
+        screen = term.wait_for("2 + ")
+        assert "2 -     return 'hi'" in screen and "2 +     return 'hello'" in screen
+        time.sleep(0.5)
+        term.type("y", enter=False)
+        term.wait_for("Done:")
+        term.type("and a second prompt")  # typed while that turn still streams
+        term.wait_for("queued: 1")
+        term.wait_for("Second prompt answered.")
+        assert (ws / "app.py").read_text() == "def greet():\n    return 'hello'\n"
+        bodies = [r.body["messages"][-1] for r in fake_provider.requests]
+        assert bodies[-1]["content"] == "and a second prompt"
+        term.type("/exit")
+        out = term.wait_for("EXIT=0", history=True)
+        assert "Resume it with:" in out and "agent -r " in out
+    finally:
+        term.close()
