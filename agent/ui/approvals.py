@@ -129,8 +129,9 @@ class PatchChunk:
         if self.kind == "Delete":
             old = _read(workspace, self.path) or "(file contents)\n"
             return FileDiff(self.path, old, "", "(deleted)", atomic=True)
-        old = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("-", " "))
-        new = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("+", " "))
+        # A blank line inside a hunk is an empty context line (models drop the space).
+        old = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("-", " ") or ln == "")
+        new = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("+", " ") or ln == "")
         moved = [h for h in self.header if h.startswith("*** Move to:")]
         label = f"(move to {moved[0].split(':', 1)[1].strip()})" if moved else ""
         text = _read(workspace, self.path)
