@@ -241,6 +241,10 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
             if session.recorder.error:
                 print(f"agent: the session was not fully saved: {session.recorder.error}",
                       file=sys.stderr)
+            if getattr(session.recorder, "forked_from", None):
+                print(f"agent: another agent process continued session "
+                      f"{session.recorder.forked_from[:8]} at the same time; this run was "
+                      f"saved as a new session (agent -r {session.id[:13]})", file=sys.stderr)
             session.recorder.close()
         hooks.unconfigure(config)
 

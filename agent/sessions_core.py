@@ -25,7 +25,7 @@ from typing import Any
 from agent import pricing
 from agent.messages import Message, ToolResultPart
 from agent.providers import Usage
-from agent.store import SessionRecord, Store, StoreError, UsageEntry
+from agent.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
 
 log = logging.getLogger("agent.sessions")
 
@@ -166,6 +166,8 @@ class SessionRecorder:
         self.turn = 0
         self.error: str | None = None
         self.pending_title = ""
+        #: the id this session was saved under before another process wrote to it too
+        self.forked_from: str | None = None
         self._saved = _Saved()
 
     @property
@@ -227,10 +229,32 @@ class SessionRecorder:
             self.store.create_session(new)
             self._saved = _Saved(new.id, new.title, json.dumps(new.data, sort_keys=True),
                                  new.model)
-        self.store.replace_messages(session.id, [m.to_dict() for m in session.messages])
+            expect = None
+        else:
+            expect = self._saved.count
+        try:
+            self.store.replace_messages(session.id, [m.to_dict() for m in session.messages],
+                                        expect_count=expect)
+        except StoreConflict:
+            return self._fork(session)
         self._saved.count = len(session.messages)
         self.store.update_session(session.id, **self._changes(session, None))
         return True
+
+    def _fork(self, session: Any) -> bool:
+        """Another process is writing the same session (``agent -c`` twice at once): rather
+        than interleave two conversations into one invalid history, save this one whole
+        under a new id and go on there.  The other process keeps the old id."""
+        from agent.session import new_session_id
+
+        old = session.id
+        session.id = new_session_id()
+        self.forked_from = old
+        self.pending_title = self.pending_title or self._saved.title
+        self._saved = _Saved()
+        log.warning("session %s was also written by another process; this one continues as "
+                    "%s", old, session.id)
+        return self.rewrite(session)
 
     def attach(self, session: Any, record: SessionRecord) -> None:
         """Continue recording into the saved ``record`` (resume)."""
@@ -268,7 +292,11 @@ class SessionRecorder:
         update = self._changes(session, message)
         try:
             self.store.append_message(session.id, message.to_dict(), new_session=new,
-                                      update=update)
+                                      update=update,
+                                      expect_seq=None if new is not None else known + 1)
+        except StoreConflict:
+            self._fork(session)
+            return
         except BaseException:
             if new is not None:
                 self._saved = _Saved()  # the row was not written: try again next message

@@ -117,6 +117,11 @@ class StoreError(Exception):
     """The database cannot be used (unreadable, from a newer ``agent``, corrupt)."""
 
 
+class StoreConflict(StoreError):
+    """Another process wrote to the session since this one last did (two ``agent -c`` on
+    one session): writing on would interleave two conversations."""
+
+
 @dataclass
 class SessionRecord:
     """A saved session, without its messages."""
@@ -294,10 +299,13 @@ class Store:
 
     def append_message(self, session_id: str, message: dict[str, Any], *,
                        new_session: SessionRecord | None = None,
-                       update: dict[str, Any] | None = None) -> int:
+                       update: dict[str, Any] | None = None,
+                       expect_seq: int | None = None) -> int:
         """Commit one message (``Message.to_dict()``) at the end of a session; returns its
         ``seq``.  ``new_session`` creates the session row in the same transaction;
-        ``update`` sets session columns (``title``, ``model``, ``data``...) alongside."""
+        ``update`` sets session columns (``title``, ``model``, ``data``...) alongside.
+        With ``expect_seq``, raise :class:`StoreConflict` (writing nothing) unless the
+        message would get exactly that ``seq``."""
         now = time.time()
         body = _dumps(message)
         with self.transaction() as conn:
@@ -306,6 +314,9 @@ class Store:
             seq = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
                 (session_id,)).fetchone()[0]
+            if expect_seq is not None and seq != expect_seq:
+                raise StoreConflict(f"session {session_id} has {seq - 1} messages saved; "
+                                    f"this process expected {expect_seq - 1}")
             conn.execute(
                 "INSERT INTO messages (session_id, seq, role, body, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -313,10 +324,19 @@ class Store:
             _update_session(conn, session_id, {**(update or {}), "updated_at": now})
         return int(seq)
 
-    def replace_messages(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Rewrite a session's whole history in one transaction (compaction, repairs)."""
+    def replace_messages(self, session_id: str, messages: list[dict[str, Any]], *,
+                         expect_count: int | None = None) -> None:
+        """Rewrite a session's whole history in one transaction (compaction, repairs).
+        With ``expect_count``, raise :class:`StoreConflict` (changing nothing) unless the
+        session holds exactly that many messages."""
         now = time.time()
         with self.transaction() as conn:
+            if expect_count is not None:
+                count = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?",
+                                     (session_id,)).fetchone()[0]
+                if count != expect_count:
+                    raise StoreConflict(f"session {session_id} has {count} messages saved; "
+                                        f"this process expected {expect_count}")
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, role, body, created_at) "

@@ -2,10 +2,12 @@
 fake provider): the database stays intact, nothing committed is lost, and ``agent -c`` carries
 on with a valid history.  A few trials here; ``bench/kill_durability.py`` runs fifty.  And the
 polite signals: SIGTERM and SIGINT mid-command end the turn with exit 130, kill the command's
-process group and leave a history ``agent -c`` continues."""
+process group and leave a history ``agent -c`` continues.  And two processes continuing one
+session at once: neither corrupts the other's history."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -70,3 +72,83 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
                            env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert_valid_request(fake_provider.requests[-1])
+
+
+async def test_two_processes_continuing_one_session_never_interleave(tmp_path, fake_provider):
+    from agent.messages import Message
+    from agent.sessions_core import SessionRecorder, load_into
+    from agent.store import Store
+    from agent.testing import collect, make_boot, make_session
+    from plugins_builtin.provider_openai import chat_messages
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["openai", "time"])
+
+    def recorded():
+        recorder = SessionRecorder(Store.open(config.state_dir), cwd=str(ws))
+        return make_session(config, hooks, base_url=fake_provider.openai_url,
+                            recorder=recorder)
+
+    fake_provider.script(Reply.text("first"))
+    original = recorded()
+    await collect(original, "hello")
+    store = original.recorder.store
+    # Two `agent -c` at once: both load the same saved session, then both run a turn.
+    a, b = recorded(), recorded()
+    load_into(a, store.get_session(original.id))
+    load_into(b, store.get_session(original.id))
+    fake_provider.script(Reply.tool_call("current_time", {}, id="ca", delay=0.05),
+                         Reply.tool_call("current_time", {}, id="cb", delay=0.05),
+                         Reply.text("a done", delay=0.05), Reply.text("b done", delay=0.05))
+    await asyncio.gather(collect(a, "from a"), collect(b, "from b"))
+
+    ids = {a.id, b.id}
+    assert len(ids) == 2 and original.id in ids  # one kept the session, one forked
+    forked = b if b.id != original.id else a
+    assert forked.recorder.forked_from == original.id
+    for session in (a, b):
+        saved = [Message.from_dict(d) for d in store.load_messages(session.id)]
+        assert [m.to_dict() for m in saved] == [m.to_dict() for m in session.messages]
+        wire = chat_messages("", saved)
+        assert_valid_request(_Chat([{"role": "system", "content": "s"}, *wire,
+                                    {"role": "user", "content": "next"}]))
+    assert store.get_session(forked.id).title == "hello"
+
+
+async def test_a_rewrite_never_erases_what_another_process_saved(tmp_path, fake_provider):
+    from agent.sessions_core import SessionRecorder, load_into
+    from agent.store import Store
+    from agent.testing import collect, make_boot, make_session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["openai"])
+
+    def recorded():
+        return make_session(config, hooks, base_url=fake_provider.openai_url,
+                            recorder=SessionRecorder(Store.open(config.state_dir),
+                                                     cwd=str(ws)))
+
+    fake_provider.script(Reply.text("one"), Reply.text("two"))
+    first = recorded()
+    await collect(first, "hello")
+    other = recorded()
+    load_into(other, first.recorder.store.get_session(first.id))
+    await collect(other, "more")  # the other process adds a turn
+    first.messages = first.messages[:1]  # and this one edits its history in place (/undo)
+    assert first.recorder.rewrite(first)
+    store = first.recorder.store
+    assert [m["role"] for m in store.load_messages(other.id)] == ["user", "assistant",
+                                                                  "user", "assistant"]
+    assert first.id != other.id
+    assert [m["role"] for m in store.load_messages(first.id)] == ["user"]
+
+
+class _Chat:
+    """A chat completions request as the fake server would record it."""
+
+    path = "/v1/chat/completions"
+
+    def __init__(self, messages):
+        self.body = {"messages": messages}
