@@ -4,7 +4,9 @@ or with ``--json`` one event per line on stdout.  Exit codes are in :data:`EXIT_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
 import sys
 from typing import Any, TextIO
@@ -19,6 +21,7 @@ EXIT_USAGE = 2
 EXIT_MAX_STEPS = 3
 EXIT_BUDGET = 4
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
 
 EXIT_CODES = {
     EXIT_OK: "the turn completed (tool denials included)",
@@ -27,6 +30,7 @@ EXIT_CODES = {
     EXIT_MAX_STEPS: "the step cap was reached before the model finished",
     EXIT_BUDGET: "the spending cap (max_spend_usd) would have been crossed",
     EXIT_INTERRUPTED: "interrupted by a signal (ctrl-c, SIGTERM)",
+    EXIT_PIPE: "stdout was closed by its reader (`agent -p ... | head`); the turn was stopped",
 }
 
 _REASON_CODES = {"end": EXIT_OK, "max_steps": EXIT_MAX_STEPS, "error": EXIT_PROVIDER,
@@ -88,10 +92,12 @@ class JsonPrinter:
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
     """Run one turn, print every event, and return the exit code."""
     code = EXIT_PROVIDER
-    async for event in session.run(prompt):
-        printer(event)
-        if isinstance(event, ev.DoneEvent):
-            code = _REASON_CODES.get(event.reason, EXIT_PROVIDER)
+    # aclosing: if printing fails (a closed pipe), the turn ends now, its history valid.
+    async with contextlib.aclosing(session.run(prompt)) as events:
+        async for event in events:
+            printer(event)
+            if isinstance(event, ev.DoneEvent):
+                code = _REASON_CODES.get(event.reason, EXIT_PROVIDER)
     return code
 
 
@@ -125,5 +131,22 @@ def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None
         except asyncio.CancelledError:
             printer(ev.DoneEvent("interrupted", steps=0))
             return EXIT_INTERRUPTED
+        except BrokenPipeError:  # the reader went away, as `| head` does: stop quietly
+            _discard_output(out)
+            return EXIT_PIPE
 
     return asyncio.run(main())
+
+
+def _discard_output(stream: TextIO) -> None:
+    """Point a closed pipe's file descriptor at /dev/null, so the flush at exit does not
+    fail again with a traceback."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

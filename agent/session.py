@@ -215,7 +215,7 @@ class Session:
                     yield error
                     yield self._done("budget" if budget else "error", turn)
                     return
-                except asyncio.CancelledError:
+                except (asyncio.CancelledError, GeneratorExit):  # esc, or the consumer left
                     self._keep_partial(partial)
                     raise
                 except Exception as exc:  # a broken provider plugin fails the turn, not the run

@@ -1,15 +1,18 @@
 """Provider faults through the real CLI (`agent -p`): config keys that bound retries and
 timeouts take effect, errors are one clear line (never a traceback), the saved session
-keeps what the user saw, and `agent -c` carries on from it."""
+keeps what the user saw, and `agent -c` carries on from it.  Also a reader closing stdout
+(`agent -p ... | head`)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
-from clirun import run_agent
+from clirun import agent_env, run_agent
 from fakeprovider import Reply
 from wirecheck import assert_human, assert_valid_request
 
@@ -111,3 +114,29 @@ def test_lone_surrogates_in_model_text_and_argv(dirs, fake_provider):
     assert again.returncode == 0, again.stderr
     assert assert_valid_request(fake_provider.requests[-1]) == ["user", "assistant", "user"]
     assert fake_provider.requests[-1].body["messages"][1]["content"] == "caf\ufffd question"
+
+
+@pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
+def test_a_reader_closing_stdout_stops_the_turn_quietly(dirs, fake_provider, json_mode):
+    # `agent -p ... | head -c 20`: the reader leaves while the answer still streams.
+    home, ws = dirs
+    fake_provider.script(Reply("word " * 4000, pieces=400, delay=0.002),
+                         Reply.text("carried on"))
+    args = ["-p", "talk a lot", *(["--json"] if json_mode else []), "--provider", "openai",
+            "--base-url", fake_provider.openai_url, "--model", "m"]
+    proc = subprocess.Popen([sys.executable, "-m", "agent", *args], cwd=ws,
+                            env=agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = proc.stdout.read(20)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=30)
+    assert head
+    assert proc.returncode == 141, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
+    conn = sqlite3.connect(str(home / "state" / "agent.db"))
+    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM messages ORDER BY seq")]
+    assert [b["role"] for b in bodies] == ["user", "assistant"]
+    assert bodies[1]["parts"][0]["text"].startswith("word word")  # what streamed is kept
+    again = agent(fake_provider, ["-c", "-p", "go on"], home, ws)
+    assert again.returncode == 0, again.stderr
+    assert assert_valid_request(fake_provider.requests[-1]) == ["user", "assistant", "user"]
