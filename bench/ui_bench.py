@@ -148,8 +148,9 @@ def streaming(fake: FakeProvider, base: Path, tokens: int, keys: int) -> dict[st
         latencies.append((seen - sent) * 1000)
         term.send("\x7f")  # backspace: keep the prompt short
         time.sleep(0.08)
-        if "working" not in term.text():
-            break
+        with term._lock:  # a byte search: parsing the screen here would hold up the reader
+            if term.raw.find(b"in context)", begin_offset) >= 0:
+                break
     term.wait_for("in context)", timeout=120)  # the turn's usage line: streaming is over
     t_end, cpu1 = time.perf_counter(), term.cpu_seconds()
     with term._lock:
@@ -172,6 +173,46 @@ def streaming(fake: FakeProvider, base: Path, tokens: int, keys: int) -> dict[st
     }
 
 
+def long_transcript(lines: int = 10_000, keys: int = 200) -> dict[str, float]:
+    """In-process: a keystroke (key + frame) with an empty and with a long transcript."""
+    import asyncio
+
+    sys.path.insert(0, str(ROOT / "tests" / "ui"))
+    from ui_harness import make_app
+
+    async def measure() -> dict[str, float]:
+        with tempfile.TemporaryDirectory() as tmp:
+            app = make_app(Path(tmp), "http://127.0.0.1:9/v1")
+            app.start()
+            size = (100, 30)
+
+            def keystroke_ms() -> float:
+                times = []
+                for i in range(keys):
+                    t = time.perf_counter()
+                    app.root.keypress(size, "x" if i % 2 == 0 else "backspace")
+                    app.render(size)
+                    times.append((time.perf_counter() - t) * 1000)
+                return statistics.median(times)
+
+            app.render(size)
+            empty = keystroke_ms()
+            block = "\n".join(f"line {i} of a long answer with `code` and **bold**"
+                              for i in range(5))
+            for _ in range(lines // 6):  # 5 lines + the blank above each block
+                app.add("markdown", block)
+            app.render(size)
+            full = keystroke_ms()
+            t = time.perf_counter()
+            for _ in range(20):
+                app.keys.scroll("scroll-up")
+                app.render(size)
+            scroll = (time.perf_counter() - t) * 1000 / 20
+            return {"empty_ms": empty, "long_ms": full, "scroll_ms": scroll}
+
+    return asyncio.run(measure())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="launches for the first-frame time")
@@ -187,6 +228,7 @@ def main() -> int:
             stream = streaming(fake, base, args.tokens, args.keys)
     finally:
         fake.stop()
+    long = long_transcript()
     med = statistics.median(launches)
     print(f"python -c pass (this machine, for scale): {baseline:.1f} ms")
     print(f"launch to first frame: median {med:.0f} ms  (min {min(launches):.0f}, max "
@@ -198,6 +240,8 @@ def main() -> int:
           f"stream lasted {stream['duration_s']:.1f} s)")
     print(f"CPU time per 1,000 streamed tokens: {stream['cpu_ms_per_1k_tokens']:.0f} ms  "
           f"= {stream['cpu_ms_per_1k_tokens'] / baseline:.1f}x python -c pass")
+    print(f"keystroke + frame, in-process: {long['empty_ms']:.2f} ms with an empty transcript, "
+          f"{long['long_ms']:.2f} ms with 10,000 lines; page up {long['scroll_ms']:.2f} ms")
     return 0
 
 

@@ -25,6 +25,7 @@ TABLE_MAX_ROWS = 200
 _md: Any = None
 _cache: OrderedDict[str, list[Any]] = OrderedDict()
 _lexers: dict[str, Any] = {}  # Pygments looks lexers up slowly (~10 ms): once per language
+_aliases: set[str] | None = None
 
 
 def _parser() -> Any:
@@ -107,6 +108,25 @@ def _style_for(token_type: Any) -> str:
     return "md-codeblock"
 
 
+def _lexer(lang: str) -> Any:
+    """Pygments' own lexer for ``lang``, or None.  Only builtin aliases are looked up: an
+    unknown name (a fence's info string still streaming in: ``p``, ``py``...) would make
+    Pygments import every installed lexer plugin, which can take a third of a second."""
+    global _aliases
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers._mapping import LEXERS
+    from pygments.util import ClassNotFound
+
+    if _aliases is None:
+        _aliases = {alias for entry in LEXERS.values() for alias in entry[2]}
+    if lang.lower() not in _aliases:
+        return None
+    try:
+        return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
 def highlight(code: str, lang: str) -> list[Any]:
     """Pygments markup for ``code``; plain code style for unknown languages or huge input."""
     lang = (lang or "").strip().split()[0] if lang else ""
@@ -114,14 +134,8 @@ def highlight(code: str, lang: str) -> list[Any]:
             len(line) > HIGHLIGHT_MAX_LINE for line in code.split("\n")):
         return [("md-codeblock", code)]
     try:
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
-
         if lang not in _lexers:
-            try:
-                _lexers[lang] = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
-            except ClassNotFound:
-                _lexers[lang] = None
+            _lexers[lang] = _lexer(lang)
         lexer = _lexers[lang]
         if lexer is None:
             return [("md-codeblock", code)]

@@ -1,8 +1,8 @@
 """UI commands: /help /tools /plugins /cost /keys /provider /models /model /exit /clear.
 
 Each command only needs the command context (``docs/ui.md``); none imports a provider SDK.
-This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse`` and
-``bell_on_approval``.
+This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse``,
+``bell_on_approval`` and ``print_transcript``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def agent_addoption(options):
                        help="let the UI take the mouse (wheel scrolls the transcript; the "
                             "terminal's own selection then needs shift)"))
     options.add(Option("bell_on_approval", type="bool", default=False,
-                       help="ring the terminal bell when a call waits for approval"))
+                       help="ring the terminal bell when a call waits for approval or a question"))
+    options.add(Option("print_transcript", type="bool", default=False,
+                       help="print the conversation into the terminal's scrollback on exit"))
 
 
 # ---- /help ----------------------------------------------------------------------------------

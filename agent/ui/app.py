@@ -342,6 +342,7 @@ class App:
             self.busy = False
             self.turn_task = None
             self.live.stop()
+            self.live.panels.pop("todos", None)  # /todos shows the list between turns
             self.live.refresh()
             self.editor.set_placeholder(IDLE_PLACEHOLDER)
             self.update_status()

@@ -118,6 +118,11 @@ def _warm(app: App) -> None:
                 __import__(module)
             except Exception:
                 log.debug("could not pre-import %s", module, exc_info=True)
+        # Everything imported so far lives as long as the process: keep it out of the
+        # collector's full passes, which would otherwise stall a keystroke now and then.
+        import gc
+
+        gc.freeze()
 
     threading.Thread(target=warm, name="warmup", daemon=True).start()
 
@@ -142,6 +147,10 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
         await app.exit.wait()
         await _shutdown(app)
     text = farewell(app)
+    if config.get("print_transcript"):
+        # The alternate screen is gone with its contents: put the conversation into the
+        # terminal's own scrollback, where the user can scroll, search and copy it.
+        text = app.transcript.plain_text() + "\n\n" + text
     recorder = getattr(app.session, "recorder", None)
     if recorder is not None:
         recorder.close()

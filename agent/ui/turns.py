@@ -105,6 +105,9 @@ class TurnView:
         elif isinstance(event, ev.ToolResultEvent):
             self._tool_done(event.id, event.name, "ok",
                             toolfmt.summary(event.name, event.output, given=event.summary))
+            todos = (event.display or {}).get("todos")
+            if isinstance(todos, list):
+                app.set_live("todos", todo_panel(todos))
         elif isinstance(event, ev.ToolErrorEvent):
             self._tool_done(event.id, event.name, "error",
                             toolfmt.summary(event.name, event.error, is_error=True))
@@ -173,6 +176,25 @@ class TurnView:
     def running_commands(self, ids: list[str]) -> list[str]:
         return [self.commands.get(i) or self.app.live.tools.get(i, ActiveTool(i, "?")).name
                 for i in ids]
+
+
+TODO_MARKS = {"done": "[x]", "in_progress": "[>]", "blocked": "[!]", "pending": "[ ]"}
+
+
+def todo_panel(todos: list[Any]) -> str:
+    """The task list above the prompt while a turn runs: a progress bar and the items."""
+    items = [t for t in todos if isinstance(t, dict)]
+    done = sum(1 for t in items if t.get("status") == "done")
+    width = 20
+    filled = round(width * done / len(items)) if items else 0
+    lines = [f"tasks {done}/{len(items)} [{'#' * filled}{'.' * (width - filled)}]"]
+    for t in items[:12]:
+        note = f" ({t['note']})" if t.get("note") else ""
+        mark = TODO_MARKS.get(str(t.get("status")), "[ ]")
+        lines.append(f"  {mark} {toolfmt.clip(str(t.get('content', '')), 80)}{note}")
+    if len(items) > 12:
+        lines.append(f"  ... {len(items) - 12} more")
+    return "\n".join(lines)
 
 
 def replay(app: App, messages: list[Any], limit: int = 200) -> None:
