@@ -35,12 +35,15 @@ CORE_OPTIONS: tuple[Option, ...] = (
            flag="--think", env="AGENT_THINK",
            choices=("off", "low", "medium", "high", "max"), metavar="LEVEL"),
     Option("max_steps", type="int", default=50, help="model requests per turn before stopping",
-           flag="--max-steps", env="AGENT_MAX_STEPS", metavar="N"),
-    Option("max_tokens", type="int", default=16000, help="output token cap per request"),
-    Option("max_retries", type="int", default=3, help="retries of a failed model request"),
+           flag="--max-steps", env="AGENT_MAX_STEPS", metavar="N", minimum=1),
+    Option("max_tokens", type="int", default=16000, help="output token cap per request",
+           minimum=1),
+    Option("max_retries", type="int", default=3, help="retries of a failed model request",
+           minimum=0),
     Option("retry_after_cap", type="float", default=60.0,
-           help="longest retry-after wait obeyed, in seconds"),
-    Option("request_timeout", type="float", default=600.0, help="seconds per model request"),
+           help="longest retry-after wait obeyed, in seconds", minimum=0),
+    Option("request_timeout", type="float", default=600.0, help="seconds per model request",
+           minimum=0.1),
     Option("yolo", type="bool", default=False,
            help="approve every 'ask' (deny rules and guards still apply)", flag="--yolo"),
     Option("tool_sets", type="list", default=["core", "edit-plus", "git"],
@@ -134,6 +137,12 @@ def _coerce(option: Option, value: Any, where: str) -> Any:
     except (TypeError, ValueError):
         raise ConfigError(
             f"{where}: '{option.key}' must be {_article(kind)}, got {value!r}") from None
+    if kind in ("int", "float"):
+        if value != value:  # NaN
+            raise ConfigError(f"{where}: '{option.key}' must be a number, got nan")
+        if option.minimum is not None and value < option.minimum:
+            raise ConfigError(f"{where}: '{option.key}' must be at least {option.minimum:g}, "
+                              f"got {value!r}")
     if option.choices and value not in option.choices:
         raise ConfigError(
             f"{where}: '{option.key}' is {value!r}; expected one of {', '.join(option.choices)}")

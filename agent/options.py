@@ -17,7 +17,8 @@ class Option:
     ways to set it, with precedence file < env < flag.  ``choices`` restricts values.
     ``negate`` (bool options only) makes the flag store False instead of True, for switches
     that are on by default (``Option("memory", type="bool", default=True,
-    flag="--no-memory", negate=True)``)."""
+    flag="--no-memory", negate=True)``).  ``minimum`` bounds an ``int`` or ``float`` from
+    below (``float`` values are never NaN)."""
 
     key: str
     type: str = "str"
@@ -29,6 +30,7 @@ class Option:
     metavar: str | None = None
     plugin: str = "core"
     negate: bool = False
+    minimum: float | None = None
 
 
 class OptionRegistry:

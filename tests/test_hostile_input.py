@@ -193,8 +193,40 @@ def test_any_config_file_gives_a_config_or_an_error_naming_the_file(installed, t
         value = built.get(option.key)
         if option.type == "int" and value is not None:
             assert isinstance(value, int) and not isinstance(value, bool)
+        if option.type in ("int", "float") and value is not None:
+            assert value == value  # never NaN
+            if option.minimum is not None:
+                assert value >= option.minimum, (option.key, value)
         if option.choices and option.key in built.file_data:
             assert value in option.choices
+
+
+@pytest.mark.parametrize("line,key,why", [
+    ("max_retries = -1", "max_retries", "must be at least 0, got -1"),
+    ("request_timeout = 0", "request_timeout", "must be at least 0.1, got 0.0"),
+    ("request_timeout = nan", "request_timeout", "must be a number, got nan"),
+    ("max_steps = 0", "max_steps", "must be at least 1, got 0"),
+    ("max_tokens = -5", "max_tokens", "must be at least 1, got -5"),
+    ("retry_after_cap = -1.5", "retry_after_cap", "must be at least 0, got -1.5"),
+])
+def test_numbers_out_of_range_are_refused_by_name(installed, tmp_path, line, key, why):
+    # Unchecked, these surfaced mid-turn as "RuntimeError: could not resolve response",
+    # instant timeouts, or "stopped after -3 steps".
+    config, _, _ = installed
+    path = tmp_path / "config.toml"
+    path.write_text(line + "\n")
+    paths = Paths(config_dir=tmp_path, state_dir=tmp_path / "state", home=tmp_path)
+    with pytest.raises(ConfigError) as info:
+        build(paths, config.options, read_toml(path), {}, env={}, workspace=tmp_path)
+    assert str(info.value) == f"{path}: '{key}' {why}"
+
+
+def test_a_flag_out_of_range_names_the_flag(installed, tmp_path):
+    config, _, _ = installed
+    paths = Paths(config_dir=tmp_path, state_dir=tmp_path / "state", home=tmp_path)
+    with pytest.raises(ConfigError) as info:
+        build(paths, config.options, {}, {"max_steps": "0"}, env={}, workspace=tmp_path)
+    assert str(info.value) == "--max-steps: 'max_steps' must be at least 1, got 0"
 
 
 ENV_OPTIONS = ["AGENT_MAX_STEPS", "AGENT_THINK", "AGENT_PROVIDER", "AGENT_OPENAI_API",
