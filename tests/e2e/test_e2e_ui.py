@@ -36,6 +36,10 @@ def test_startup_and_exit_prints_the_farewell(term_factory):
     screen = term.wait_for(IDLE)
     assert "openai/m" in screen.splitlines()[1]
     assert screen.splitlines()[-1].startswith("m  default/medium")
+    term.send("\x13")  # ctrl-s: freed from the tty, it must not freeze the output
+    term.type("still typing", enter=False)
+    term.wait_for("> still typing")
+    term.send("\x15")  # ctrl-u clears the prompt
     term.type("/exit")
     assert term.wait_exit() == 0
     assert "Nothing to save from this session" in term.output()

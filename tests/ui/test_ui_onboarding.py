@@ -94,3 +94,19 @@ async def test_cancelled_setup_leaves_prompts_refused(tmp_path, fake_provider):
     await type_text(app, "/provider", enter=True)
     await wait_for(app, "Choose a provider")
     await idle(app)
+
+
+async def test_keyless_preset_skips_the_key(tmp_path, fake_provider):
+    from agent.ui.onboarding import PRESETS
+
+    app = unconfigured(tmp_path)
+    app.start()
+    await wait_for(app, "Choose a provider")
+    ollama = next(i for i, p in enumerate(PRESETS) if p.id == "ollama")
+    await press(app, *["down"] * ollama, "enter")
+    rows = await wait_for(app, "Model id")  # nothing listens there: type the model
+    assert "API key" not in rows
+    await type_text(app, "llama3", enter=True)
+    await wait_for(app, "Ollama configured with llama3")
+    data = tomllib.loads((tmp_path / "home" / "config.toml").read_text())
+    assert data["api_key"] == "not-needed" and data["base_url"] == "http://localhost:11434/v1"

@@ -128,6 +128,10 @@ class Broken:
         register(SlashCommand("boom", "fails", boom, info=True))
 
     @hookimpl
+    def agent_register_keys(self, keymap):
+        keymap.bind("f9", "cost", "show the cost panel")
+
+    @hookimpl
     def agent_render_block(self, block, width, theme):
         if block.kind == "user":
             return urwid.Text("YOU SAID: " + block.text)
@@ -144,6 +148,8 @@ async def test_plugin_renderer_replaces_a_block_and_a_crashing_command_is_contai
     assert "YOU SAID: /boom" in rows
     assert "error: /boom failed: RuntimeError: kaput" in rows
     assert any("kaput" in str(r.exc_info) for r in caplog.records)
+    await press(app, "f9")  # a key a plugin bound to a slash command
+    assert "┌ cost" in screen(app)
 
 
 async def test_key_overrides_from_the_config(tmp_path, fake_provider):

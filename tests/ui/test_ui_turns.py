@@ -186,3 +186,16 @@ async def test_exit_command_quits_even_mid_turn(tmp_path, fake_provider):
     await wait_for(app, lambda: app.busy)
     await type_text(app, "/exit", enter=True)
     assert app.exit.is_set() and not app.queue
+
+
+async def test_provider_error_is_a_red_line_and_the_app_stays_usable(tmp_path, fake_provider):
+    fake_provider.script(Reply.error(401, message="Incorrect API key provided"),
+                         Reply.text("fine now"))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "hello", enter=True)
+    rows = await wait_for(app, "error:")
+    await idle(app)
+    assert "Incorrect API key provided" in rows
+    await type_text(app, "again", enter=True)
+    await wait_for(app, "fine now")
