@@ -266,8 +266,9 @@ class Session:
             try:
                 tool, args, effects = self._prepare(part, offered)
             except ToolError as exc:
-                results[part.id] = ToolResultPart(part.id, part.name, str(exc), True)
-                error = ev.ToolErrorEvent(part.id, part.name, str(exc))
+                message = cap_output(str(exc))  # it may quote the model's input at length
+                results[part.id] = ToolResultPart(part.id, part.name, message, True)
+                error = ev.ToolErrorEvent(part.id, part.name, message)
                 self._emit_coarse(error)
                 yield error
                 continue
@@ -303,7 +304,8 @@ class Session:
         tool = offered.get(part.name)
         if tool is None:
             names = ", ".join(sorted(offered)) or "none"
-            raise ToolError(f"Unknown tool: {part.name}. Tools available now: {names}.")
+            name = part.name if len(part.name) <= 100 else part.name[:100] + "..."
+            raise ToolError(f"Unknown tool: {name}. Tools available now: {names}.")
         if "__invalid_json__" in part.arguments or (not part.arguments and part.raw_arguments
                                                      and part.raw_arguments.strip() != "{}"):
             args = parse_arguments(part.name, part.arguments.get("__invalid_json__",

@@ -8,6 +8,9 @@ from typing import Any
 
 from agent.tools import Tool, ToolError
 
+#: Longest quote of one schema violation in the message the model reads.
+MESSAGE_LIMIT = 300
+
 
 @lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Any:
@@ -44,6 +47,10 @@ def check_arguments(tool: Tool, args: dict[str, Any]) -> None:
     lines = []
     for err in errors[:5]:
         where = "/".join(str(p) for p in err.absolute_path)
-        lines.append(f"- {where + ': ' if where else ''}{err.message}")
+        where = where if len(where) <= 100 else where[:100] + "..."
+        # jsonschema quotes the offending value whole; a megabyte of it helps no one.
+        message = err.message if len(err.message) <= MESSAGE_LIMIT else (
+            err.message[:MESSAGE_LIMIT] + f"... [{len(err.message) - MESSAGE_LIMIT} more chars]")
+        lines.append(f"- {where + ': ' if where else ''}{message}")
     raise ToolError(f"Invalid arguments for {tool.name}:\n" + "\n".join(lines)
                     + "\nFix the arguments and call it again.")

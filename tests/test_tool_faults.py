@@ -229,3 +229,23 @@ async def test_an_mcp_server_crashing_or_hanging_mid_call(tmp_path, fake_provide
         assert_valid_request(fake_provider.requests[-1])
     finally:
         hooks.unconfigure(config)
+
+
+async def test_huge_bad_arguments_and_names_get_a_short_error(tmp_path, fake_provider):
+    # The model's mistake is quoted back, but not a megabyte of it, and not on every request
+    # from then on.
+    fake_provider.script(
+        Reply(tool_calls=[("peek", {"what": ["x" * 200_000]}, "c1"),
+                          ("n" * 100_000, {}, "c2"),
+                          ("peek", {"what": 7, "why": "y" * 100_000}, "c3")]),
+        Reply.text("I will fix my call"))
+    session = open_session(tmp_path, fake_provider, FORMATS[0])
+    events = await collect(session, "go")
+    assert events[-1].reason == "end"
+    told = tool_messages(fake_provider.requests[1])
+    assert told["c1"].startswith("Invalid arguments for peek:\n- what: ['xxx")
+    assert "more chars]" in told["c1"] and len(told["c1"]) < 600
+    assert told["c2"].startswith("Unknown tool: nnn") and "Tools available now: " in told["c2"]
+    assert len(told["c2"]) < 300
+    assert told["c3"].startswith("Invalid arguments for peek:\n- what: 7 is not of type")
+    assert len(told["c3"]) < 600
