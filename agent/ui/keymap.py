@@ -84,6 +84,20 @@ ACTIONS: dict[str, str] = {
 }
 
 
+#: Friendlier names accepted for keys urwid names otherwise.
+KEY_ALIASES = {"space": " ", "return": "enter", "escape": "esc", "del": "delete"}
+
+
+def normalize(key: str) -> str:
+    """urwid's name for a key (``space`` is ``" "`` to urwid)."""
+    return KEY_ALIASES.get(key.strip().lower(), key) if key.strip() else key
+
+
+def shown(key: str) -> str:
+    """A key as written in docs and help."""
+    return "space" if key == " " else key
+
+
 @dataclass(frozen=True)
 class Binding:
     context: str
@@ -105,13 +119,14 @@ class Keymap:
         if context not in CONTEXTS:
             self.problems.append(f'keys: unknown context "{context}" for {key!r}')
             return
+        key = normalize(key)
         if not command:
             self._map.pop((context, key), None)
             return
         self._map[(context, key)] = command
 
     def unbind(self, key: str, *, context: str = "global") -> None:
-        self._map.pop((context, key), None)
+        self._map.pop((context, normalize(key)), None)
 
     def get(self, key: str, contexts: Iterable[str]) -> tuple[str, str] | None:
         """The first ``(context, command)`` bound to ``key`` in ``contexts`` order."""
@@ -192,9 +207,9 @@ def markdown(keymap: Keymap | None = None) -> str:
         for b in entries:
             grouped.setdefault(b.command, []).append(b.key)
         for command, keys in grouped.items():
-            shown = ", ".join(f"`{k}`" for k in keys)
+            names = ", ".join(f"`{shown(k)}`" for k in keys)
             what = ACTIONS.get(command, f"runs `/{command}`").replace("|", "\\|")
-            lines.append(f"| {shown} | `{command}` | {what} |")
+            lines.append(f"| {names} | `{command}` | {what} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -127,3 +127,27 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     term.send("\x03")  # nothing runs now: ctrl-c quits
     assert term.wait_exit() == 0
     assert "Resume it with:" in term.output()
+
+
+def test_space_rejects_a_hunk_and_the_rest_is_applied(term_factory, fake_provider):
+    start, ws = term_factory
+    old = "".join(f"line {i}\n" for i in range(1, 21))
+    (ws / "b.txt").write_text(old)
+    new = old.replace("line 2\n", "LINE 2\n").replace("line 18\n", "LINE 18\n")
+    fake_provider.script(
+        Reply.tool_call("edit_file", {"path": "b.txt", "oldString": old, "newString": new},
+                        id="e1"),
+        Reply.text("Applied what you kept."))
+    term = start()
+    term.wait_for(IDLE)
+    term.type("edit b")
+    term.wait_for("hunk 1/2 accepted")
+    time.sleep(0.5)
+    term.send("\x1b[B")  # down: the second hunk
+    term.wait_for("hunk 2/2 accepted")
+    term.send(" ")
+    term.wait_for("hunk 2/2 rejected")
+    term.send("y")
+    term.wait_for("Applied what you kept.")
+    text = (ws / "b.txt").read_text()
+    assert "LINE 2\n" in text and "line 18\n" in text and "LINE 18" not in text

@@ -63,7 +63,7 @@ async def test_rejecting_one_hunk_applies_the_rest_and_tells_the_model(tmp_path,
     app = edit_app(tmp_path, fake_provider)
     await type_text(app, "edit", enter=True)
     rows = await wait_for(app, "hunk 1/2 accepted")
-    await press(app, "down", "space")
+    await press(app, "down", " ")
     rows = await wait_for(app, "hunk 2/2 rejected")
     assert "1 rejected: the rest is applied" in rows
     await press(app, "y")
