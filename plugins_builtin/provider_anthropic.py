@@ -393,8 +393,8 @@ class AnthropicProvider:
             client, self._client = self._client, None
             await client.close()
 
-    def params(self, request: ProviderRequest) -> dict[str, Any]:
-        """The keyword arguments for ``messages.create``."""
+    def output_allowance(self, request: ProviderRequest) -> tuple[int, dict[str, Any] | None]:
+        """``(max_tokens, thinking)`` as this request will be sent."""
         model = request.model or self.settings.model
         options = self.settings.options
         limit = output_limit(model, options)
@@ -406,8 +406,19 @@ class AnthropicProvider:
             if request.thinking != "off":
                 # The model sizes its own thinking; give it the whole output allowance.
                 max_tokens, thinking = limit, {"type": "adaptive"}
-        else:
-            max_tokens, thinking = thinking_params(request.thinking, request.max_tokens, limit)
+            return max_tokens, thinking
+        return thinking_params(request.thinking, request.max_tokens, limit)
+
+    def max_output_tokens(self, request: ProviderRequest) -> int:
+        """The most output tokens (thinking included) this request may produce: what the
+        spending cap must assume (see :func:`agent.spend.output_bound`)."""
+        return self.output_allowance(request)[0]
+
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create``."""
+        model = request.model or self.settings.model
+        options = self.settings.options
+        max_tokens, thinking = self.output_allowance(request)
         cache = options.get("prompt_cache") is not False
         messages = anthropic_messages(request.messages, thinking is not None)
         params: dict[str, Any] = {

@@ -373,7 +373,15 @@ class ChatProvider:
             params["tools"] = chat_tools(request.tools)
         if self.endpoint.send_reasoning():
             params["reasoning_effort"] = self.endpoint.effort(request.thinking)
+        # An explicit output cap bounds what a step can cost (the spending cap relies on it).
+        # The official API wants the newer name; compatible servers know the classic one.
+        cap_key = "max_completion_tokens" if self.endpoint.official else "max_tokens"
+        params[cap_key] = request.max_tokens
         return params
+
+    def max_output_tokens(self, request: ProviderRequest) -> int:
+        """The most output tokens this request may produce (reasoning included)."""
+        return request.max_tokens
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step; see :meth:`agent.providers.Provider.stream`."""
@@ -576,7 +584,12 @@ class ResponsesProvider:
             params["reasoning"] = {"effort": self.endpoint.effort(request.thinking),
                                    "summary": "auto"}
             params["include"] = ["reasoning.encrypted_content"]
+        params["max_output_tokens"] = request.max_tokens  # bounds the cost of a step
         return params
+
+    def max_output_tokens(self, request: ProviderRequest) -> int:
+        """The most output tokens this request may produce (reasoning included)."""
+        return request.max_tokens
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step; see :meth:`agent.providers.Provider.stream`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pytest
 
 from clirun import run_agent
 from fakeprovider import Reply
@@ -154,3 +155,26 @@ def test_the_output_bound_is_what_the_provider_will_allow():
     assert spend.output_bound(request, ThinkingProvider()) == 31_000
     assert spend.worst_case_usd(request, ThinkingProvider()) == 31_000 * 10 / 1e6
     assert spend.output_bound(request, object()) == 1_000
+
+
+@pytest.mark.parametrize("api,key", [("chat", "max_completion_tokens"),
+                                     ("responses", "max_output_tokens")])
+async def test_openai_requests_carry_the_output_cap_the_budget_assumes(tmp_path, fake_provider,
+                                                                        api, key):
+    from agent.spend import output_bound
+    from agent.testing import collect, make_boot, make_session
+    from fakeprovider import Reply
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "h", builtins=["openai"],
+                              file_data={"openai_api": api, "max_tokens": 1234})
+    fake_provider.script(Reply.text("ok"))
+    # "official" endpoint semantics are decided by URL; the fake server is a compatible one,
+    # so chat sends the classic name there.
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    await collect(session, "hi")
+    body = fake_provider.requests[0].body
+    sent = body.get(key) or body.get("max_tokens")
+    request = await session.build_request()
+    assert sent == 1234 == output_bound(request, session.runtime.provider)
