@@ -1,6 +1,7 @@
 """Markdown renderer: the assistant's answers via markdown-it-py, code highlighted by Pygments.
 
-Renders ``markdown`` blocks: headings, paragraphs with inline code/bold/italic/strike/links,
+Renders ``markdown`` blocks (``data["breaks"]`` keeps every line break, for panels of
+plain lines): headings, paragraphs with inline code/bold/italic/strike/links,
 nested bullet and numbered lists, task items, quotes, fenced code (an unclosed fence renders
 as a growing code block), rules and tables.  Code lines start at column 0 with no border, so
 text copied from the terminal is the code itself.
@@ -40,8 +41,8 @@ def _parser() -> Any:
 # ---- inline ---------------------------------------------------------------------------------
 
 
-def inline(token: Any, base: str | None = None) -> list[Any]:
-    """urwid markup for an inline token's children."""
+def inline(token: Any, base: str | None = None, breaks: bool = False) -> list[Any]:
+    """urwid markup for an inline token's children (``breaks``: keep soft line breaks)."""
     out: list[Any] = []
     stack: list[str] = [base] if base else []
     link: list[str] = []
@@ -71,7 +72,7 @@ def inline(token: Any, base: str | None = None) -> list[Any]:
             if href and href != shown and not href.startswith("#"):
                 out.append(("dim", f" ({href})"))
         elif kind == "softbreak":
-            _push(out, style, " ")
+            _push(out, style, "\n" if breaks else " ")
         elif kind == "hardbreak":
             _push(out, style, "\n")
         elif kind == "image":
@@ -154,10 +155,14 @@ def highlight(code: str, lang: str) -> list[Any]:
 class _Builder:
     """Walks markdown-it's flat token list into urwid widgets."""
 
-    def __init__(self, urwid: Any, tokens: list[Any]) -> None:
+    def __init__(self, urwid: Any, tokens: list[Any], breaks: bool = False) -> None:
         self.u = urwid
         self.tokens = tokens
+        self.breaks = breaks
         self.i = 0
+
+    def inline(self, token: Any, base: str | None = None) -> list[Any]:
+        return inline(token, base, self.breaks)
 
     def blocks(self, until: str | None = None) -> list[Any]:
         u = self.u
@@ -176,11 +181,11 @@ class _Builder:
                 self.i += 2  # inline + heading_close
                 if level == 1 and out:
                     out.append(u.Divider())
-                out.append(u.Text(inline(text, style)))
+                out.append(u.Text(self.inline(text, style)))
             elif kind == "paragraph_open":
                 text = self.tokens[self.i]
                 self.i += 2
-                out.append(u.Text(inline(text)))
+                out.append(u.Text(self.inline(text)))
             elif kind in ("bullet_list_open", "ordered_list_open"):
                 out.extend(self.list_items(kind == "ordered_list_open",
                                            "bullet_list_close" if kind[0] == "b"
@@ -198,7 +203,7 @@ class _Builder:
             elif kind == "html_block":
                 out.append(u.Text(tok.content.rstrip("\n")))
             elif kind == "inline":
-                out.append(u.Text(inline(tok)))
+                out.append(u.Text(self.inline(tok)))
         return out
 
     def list_items(self, ordered: bool, close: str) -> list[Any]:
@@ -250,7 +255,7 @@ class _Builder:
             if tok.type == "tr_open":
                 row = []
             elif tok.type == "inline":
-                row.append(inline(tok))
+                row.append(self.inline(tok))
             elif tok.type == "tr_close":
                 rows.append(row)
             elif tok.type == "thead_close":
@@ -275,23 +280,24 @@ def _plain(markup: list[Any]) -> str:
     return "".join(m[1] if isinstance(m, tuple) else m for m in markup)
 
 
-def render_segment(text: str) -> list[Any]:
+def render_segment(text: str, breaks: bool = False) -> list[Any]:
     """Widgets for one top-level piece (cached by its text)."""
-    hit = _cache.get(text)
+    key = ("\x00" if breaks else "") + text
+    hit = _cache.get(key)
     if hit is not None:
-        _cache.move_to_end(text)
+        _cache.move_to_end(key)
         return hit
     import urwid
 
     tokens = _parser().parse(text)
-    widgets = _Builder(urwid, tokens).blocks() or [urwid.Text("")]
-    _cache[text] = widgets
+    widgets = _Builder(urwid, tokens, breaks).blocks() or [urwid.Text("")]
+    _cache[key] = widgets
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return widgets
 
 
-def render(text: str) -> Any:
+def render(text: str, breaks: bool = False) -> Any:
     import urwid
 
     widgets: list[Any] = []
@@ -300,7 +306,7 @@ def render(text: str) -> Any:
     for i, piece in enumerate(split(text)):
         if i:
             widgets.append(urwid.Divider())
-        widgets.extend(render_segment(piece))
+        widgets.extend(render_segment(piece, breaks))
     if not widgets:
         return urwid.Text("")
     if len(widgets) == 1:
@@ -312,4 +318,4 @@ def render(text: str) -> Any:
 def agent_render_block(block, width, theme):
     if block.kind != "markdown":
         return None
-    return render(block.text)
+    return render(block.text, bool(block.data.get("breaks")))

@@ -169,7 +169,9 @@ class App:
         self.redraw.request()
 
     def show_info(self, title: str, body: str, hint: str = "") -> None:
-        widget = self.render_block(Block("markdown", body)) if body else urwid.Text("")
+        # Panels hold lines (lists of sessions, files, commands): keep every line break.
+        widget = (self.render_block(Block("markdown", body, {"breaks": True})) if body
+                  else urwid.Text(""))
         self.info_panel = InfoPanel(title, widget, hint, self.max_panel_rows)
         self.refresh_slot()
 

@@ -171,3 +171,9 @@ def test_markdown_keeps_snake_case_and_code_spans_literal():
     assert rows(w, 60) == ["call do_it(*args) on my_var_name and bold"]
     assert attrs_of(w, 60, "do_it(*args)") == {"md-code"}
     assert attrs_of(w, 60, "bold") == {"md-bold"}
+
+
+def test_markdown_with_breaks_keeps_panel_lines():
+    w = md.render("`/help` list\n`/exit` quit\nplain line", breaks=True)
+    assert rows(w, 30) == ["/help list", "/exit quit", "plain line"]
+    assert rows(md.render("a\nb"), 10) == ["a b"]

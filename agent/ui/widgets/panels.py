@@ -68,7 +68,18 @@ class InfoPanel(urwid.WidgetWrap):
         if hint:
             parts.append(urwid.Text(("menu-hint", hint)))
         parts.append(self.fit)
-        super().__init__(boxed(urwid.Pile(parts), title, "panel", "esc to dismiss"))
+        self.footer = urwid.Text(("menu-hint", "esc to dismiss"))
+        box = urwid.LineBox(urwid.Pile([*parts, self.footer]), title=title, title_align="left",
+                            title_attr="panel-title")
+        super().__init__(urwid.AttrMap(box, "panel"))
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        inner = (max(1, size[0] - 2),)
+        more = self.fit.body.rows(inner) > self.fit.max_rows()
+        hint = "esc to dismiss" + ("  pgup/pgdn to scroll" if more else "")
+        if self.footer.text != hint:
+            self.footer.set_text(("menu-hint", hint))
+        return super().render(size, focus)
 
     def selectable(self) -> bool:
         return False
