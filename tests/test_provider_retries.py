@@ -21,12 +21,12 @@ async def test_absurd_retry_after_is_capped_and_the_retry_succeeds(tmp_path, fak
                                                                      fmt, status):
     fake_provider.script(Reply.error(status, headers={"retry-after": "3600"}),
                          Reply.text("after the wait"))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1, retry_after_cap=0.3)
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, retry_after_cap=0.2)
     start = time.monotonic()
     events = await collect(session, "hello")
     elapsed = time.monotonic() - start
     assert events[-1].reason == "end" and session.messages[-1].text == "after the wait"
-    assert 0.25 <= elapsed < 3, elapsed  # waited the capped 0.3 s, not an hour
+    assert 0.15 <= elapsed < 3, elapsed  # waited the capped 0.2 s, not an hour
     first, second = fake_provider.requests
     assert second.headers["x-stainless-retry-count"] == "1"
     assert second.body == first.body  # the same request again
@@ -34,10 +34,8 @@ async def test_absurd_retry_after_is_capped_and_the_retry_succeeds(tmp_path, fak
 
 
 @pytest.mark.parametrize("status,fmt", [(429, FORMATS[0]), (529, FORMATS[2]),
-                                        (529, FORMATS[1]), (500, FORMATS[0]),
-                                        (500, FORMATS[2])],
-                         ids=["429-chat", "529-anthropic", "529-responses", "500-chat",
-                              "500-anthropic"])
+                                        (500, FORMATS[1])],
+                         ids=["429-chat", "529-anthropic", "500-responses"])
 async def test_without_retry_after_the_sdk_backs_off_and_succeeds(tmp_path, fake_provider,
                                                                   status, fmt):
     fake_provider.script(Reply.error(status), Reply.text("fine"))
