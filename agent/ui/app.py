@@ -328,7 +328,7 @@ class App:
         self.live.start()
         self.live.refresh()
         self.editor.set_placeholder(BUSY_PLACEHOLDER)
-        self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        self._ticker = self.supervisor.spawn(self._tick(), "the working line")
         try:
             async for event in self.session.run(text):
                 self.view.on_event(event)

@@ -177,3 +177,15 @@ def test_markdown_with_breaks_keeps_panel_lines():
     w = md.render("`/help` list\n`/exit` quit\nplain line", breaks=True)
     assert rows(w, 30) == ["/help list", "/exit quit", "plain line"]
     assert rows(md.render("a\nb"), 10) == ["a b"]
+
+
+def test_a_block_whose_widget_fails_to_draw_is_shown_plainly():
+    class Broken(urwid.Text):
+        def render(self, size, focus=False):
+            raise RuntimeError("cannot draw")
+
+    t = Transcript(lambda block, width: Broken("x") if block.kind == "user" else plain(block))
+    t.spacing = False
+    t.add(Block("user", "hello"))
+    t.add(Block("info", "after"))
+    assert rows(t, 20, 3) == ["> hello", "after", ""]

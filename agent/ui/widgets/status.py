@@ -115,8 +115,8 @@ class LiveArea(urwid.WidgetWrap):
     def _working_markup(self) -> list[Any]:
         assert self.busy_since is not None
         secs = time.monotonic() - self.busy_since
-        text = (f"working {elapsed(secs)}..." if secs >= 10 else "working...")
-        return [("working", f"{self._spin()} {text}"), ("dim", "  esc to interrupt")]
+        return [("working", f"{self._spin()} working... {elapsed(secs)}"),
+                ("dim", "  esc to interrupt")]
 
     def _reasoning_markup(self) -> list[Any]:
         tokens = max(1, len(self.reasoning) // 4)

@@ -9,15 +9,19 @@ scroll up stops following until the user comes back to the end.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import urwid
 
 from agent.blocks import Block
 
+log = logging.getLogger("agent.ui")
+
 
 class Entry(urwid.WidgetWrap):
-    """One block and its current widget."""
+    """One block and its current widget.  A widget that fails to draw (a plugin renderer's)
+    is replaced by the plain rendering of its block, so one bad block never breaks a frame."""
 
     def __init__(self, block: Block, widget: urwid.Widget) -> None:
         super().__init__(widget)
@@ -28,6 +32,26 @@ class Entry(urwid.WidgetWrap):
 
     def selectable(self) -> bool:
         return False
+
+    def _fallback(self, exc: Exception) -> None:
+        from agent.ui.widgets.blocks import plain
+
+        log.warning("a %s block failed to draw; shown plainly", self.block.kind, exc_info=exc)
+        self._w = plain(self.block)
+
+    def rows(self, size: tuple[int], focus: bool = False) -> int:
+        try:
+            return self._w.rows(size, focus)
+        except Exception as exc:
+            self._fallback(exc)
+            return self._w.rows(size, focus)
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        try:
+            return self._w.render(size, focus)
+        except Exception as exc:
+            self._fallback(exc)
+            return self._w.render(size, focus)
 
 
 class Transcript(urwid.WidgetWrap):
