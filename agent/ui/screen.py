@@ -139,6 +139,12 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
     main_loop = _Loop(app, app.root, screen=screen, handle_mouse=bool(config.get("mouse")),
                       event_loop=urwid.AsyncioEventLoop(loop=loop), input_filter=input_filter)
     app.loop, app.screen = main_loop, screen
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        # kill or a closed terminal: leave like /exit (session saved, screen restored).
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, app.quit)
     with main_loop.start():
         screen.tty_signal_keys(intr="undefined", quit="undefined", start="undefined",
                                stop="undefined", susp="undefined")

@@ -151,3 +151,19 @@ def test_space_rejects_a_hunk_and_the_rest_is_applied(term_factory, fake_provide
     term.wait_for("Applied what you kept.")
     text = (ws / "b.txt").read_text()
     assert "LINE 2\n" in text and "line 18\n" in text and "LINE 18" not in text
+
+
+def test_sigterm_leaves_cleanly_with_the_farewell(term_factory, fake_provider):
+    import signal
+
+    start, _ = term_factory
+    fake_provider.script(Reply.text("answer one"))
+    term = start()
+    term.wait_for(IDLE)
+    term.type("hello")
+    term.wait_for("answer one")
+    term.proc.kill(signal.SIGTERM)
+    assert term.wait_exit() == 0
+    out = term.output()
+    assert "Resume it with:" in out
+    assert out.rstrip().endswith("this session by id")

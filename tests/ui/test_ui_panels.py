@@ -166,3 +166,13 @@ async def test_key_overrides_from_the_config(tmp_path, fake_provider):
     assert app.editor.edit_pos == 1
     await press(app, "f2")
     assert "┌ tools" in screen(app)
+
+
+async def test_mouse_wheel_scrolls_the_transcript_when_enabled(tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    for i in range(60):
+        app.add("info", f"line {i}")
+    assert "line 59" in screen(app)
+    assert app.root.mouse_event(app.size, "mouse press", 4, 0, 0, True)
+    assert not app.transcript.follow and "line 59" not in screen(app)
