@@ -122,6 +122,8 @@ def header(app: App, problem: str = "") -> str:
     elif config.get("permission"):
         lines.append("approvals: rules for " + ", ".join(sorted(config.get("permission")))
                      + ", defaults elsewhere")
+    else:
+        lines.append("approvals: asks before writes, edits, commands, network and MCP tools")
     sets = config.get("tool_sets")
     if sets:
         lines.append("tool sets: " + ", ".join(["core"] + [s for s in sets if s != "core"]))

@@ -46,12 +46,19 @@ class FitBox(urwid.Widget):
             self._invalidate()
 
 
+DOUBLE = {"tlcorner": "╔", "tline": "═", "lline": "║", "trcorner": "╗", "blcorner": "╚",
+          "rline": "║", "bline": "═", "brcorner": "╝"}
+
+
 def boxed(body: urwid.Widget, title: str, style: str = "panel", footer: str = "") -> urwid.Widget:
+    """A bordered panel; the ask panel gets a double border (it waits for an answer)."""
     parts: list[urwid.Widget] = [body]
     if footer:
         parts.append(urwid.Text(("menu-hint", footer)))
+    lines = DOUBLE if style == "ask" else {}
+    title_attr = style + "-title" if style in ("panel", "approval") else None
     box = urwid.LineBox(urwid.Pile(parts), title=title, title_align="left",
-                        title_attr=style + "-title" if style != "menu" else None)
+                        title_attr=title_attr, **lines)
     return urwid.AttrMap(box, style)
 
 
