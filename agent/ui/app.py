@@ -21,6 +21,7 @@ from agent.blocks import Block
 from agent.ui.context import CommandContext
 from agent.ui.keymap import Keymap
 from agent.ui.keys import KeyRouter
+from agent.ui.menus import Completion
 from agent.ui.palette import STYLES
 from agent.ui.redraw import Redraw
 from agent.ui.supervise import Supervisor
@@ -61,8 +62,9 @@ class Root(urwid.WidgetWrap):
     def mouse_event(self, size: Any, event: str, button: int, col: int, row: int,
                     focus: bool) -> bool:
         if event == "mouse press" and button in (4, 5):  # the wheel (only with mouse = true)
-            self.app.transcript.scroll("scroll-line-up" if button == 4 else "scroll-line-down")
-            self.app.transcript.scroll("scroll-line-up" if button == 4 else "scroll-line-down")
+            for _ in range(3):  # three lines a notch, like a terminal's own scrollback
+                self.app.transcript.scroll("scroll-line-up" if button == 4
+                                           else "scroll-line-down")
             return True
         return False
 
@@ -112,8 +114,6 @@ class App:
         self.editor = PromptEditor(placeholder=IDLE_PLACEHOLDER, history=History())
         self.editor.on_change = self._on_edit
         self.view = TurnView(self)
-        from agent.ui.menus import Completion
-
         self.completion = Completion(self)
         self.slot = urwid.Pile([])
         self.footer = urwid.Pile([("pack", self.live), ("pack", self.slot),
