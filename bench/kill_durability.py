@@ -1,7 +1,8 @@
-"""Durability: `kill -9` a running `agent -p` at random moments, many times, in one state
-directory.  After every kill: `PRAGMA integrity_check`, nothing the fake server saw committed
-is missing from the store, and `agent -c -p` works with a valid history.  At the end every
-saved session must still load.  Prints a markdown summary; exits 1 on any problem.
+"""Durability: `kill -9` a running `agent -p` at random moments, in one state directory,
+until --trials kills have landed mid-run.  After every kill: `PRAGMA integrity_check`, nothing
+the fake server saw committed is missing from the store, and `agent -c -p` works with a valid
+history.  At the end every saved session must still load.  Prints a markdown summary; exits
+1 on any problem.
 
     python bench/kill_durability.py [--trials 50] [--seed 0]
 """
@@ -31,11 +32,14 @@ def main(trials: int = 50, seed: int = 0, verbose: bool = False) -> tuple[list[s
                 print(f"  trial {outcome.trial:>3}: kill at {outcome.delay:5.2f} s, "
                       f"{outcome.landed}: {mark}", file=sys.stderr)
 
-        outcomes, final = run_trials(trials, home, ws, seed=seed, max_delay=span,
-                                     progress=progress)
+        # Most turns are shorter than the calibration run: aim the kills at the first 80 %
+        # and keep going until `trials` of them landed mid-run.
+        outcomes, final = run_trials(trials, home, ws, seed=seed, max_delay=span * 0.8,
+                                     progress=progress, kills=trials)
         elapsed = time.monotonic() - start
     lines = [f"- a whole run (nothing killed) takes {span:.2f} s; kill moments are uniform "
-             f"over 0.05 to {span:.2f} s after the process starts",
+             f"over 0.05 to {span * 0.8:.2f} s after the process starts; trials run until "
+             f"{trials} kills landed mid-run",
              *summary(outcomes, final),
              f"- {elapsed:.0f} s for all trials (each: the killed run, the checks, "
              "`agent -c -p`)"]

@@ -204,12 +204,20 @@ def check_all_sessions(home: Path) -> list[str]:
 
 
 def run_trials(count: int, home: Path, ws: Path, *, seed: int = 0, max_delay: float = 2.5,
-               resume: bool = True, progress: Any = None) -> tuple[list[Outcome], list[str]]:
-    """``count`` trials in one state directory; returns the outcomes and any problem found
-    when every saved session is loaded at the end."""
+               resume: bool = True, progress: Any = None, kills: int | None = None
+               ) -> tuple[list[Outcome], list[str]]:
+    """``count`` trials in one state directory (or, with ``kills``, as many as it takes for
+    that many to be killed mid-run, at most three times as many); returns the outcomes and
+    any problem found when every saved session is loaded at the end."""
     rng = random.Random(seed)
-    outcomes = []
-    for n in range(1, count + 1):
+    outcomes: list[Outcome] = []
+    n = 0
+    while True:
+        if kills is None and n >= count:
+            break
+        if kills is not None and (sum(o.killed for o in outcomes) >= kills or n >= 3 * kills):
+            break
+        n += 1
         outcome = run_trial(n, home, ws, rng, max_delay=max_delay, resume=resume)
         outcomes.append(outcome)
         if progress is not None:
