@@ -81,7 +81,7 @@ class App:
         self.session: Any = None
         self.size: tuple[int, int] = (100, 30)
         self.busy = False
-        self.queue: list[str] = []
+        self.queue: list[tuple[str, bool]] = []  # (text, as_prompt) typed during a turn
         self.turn_task: asyncio.Task[Any] | None = None
         self.modal: Modal | None = None
         self.info_panel: InfoPanel | None = None
@@ -263,7 +263,6 @@ class App:
         """A prompt or slash command from the user (or a queued one)."""
         self.dismiss_info()
         stripped = text.strip()
-        command = None
         if stripped.startswith("/") and not as_prompt:
             name = stripped[1:].split(None, 1)[0] if len(stripped) > 1 else ""
             command = self.commands.get(name)
@@ -271,22 +270,28 @@ class App:
                 self.quit()  # never queued
                 return
         if self.busy:
-            self.queue.append(text)
-            self.live.queue = self.queue
-            self.live.refresh()
-            self.redraw.request()
+            self.queue.append((text, as_prompt))
+            self._show_queue()
             return
-        if stripped.startswith("/") and not as_prompt:
+        if stripped.startswith("//") and not as_prompt:
+            self.start_turn(stripped[1:])  # "//x" sends the prompt "/x"
+        elif stripped.startswith("/") and not as_prompt:
             self.run_command(stripped)
         else:
             self.start_turn(text, remember=not as_prompt)
+
+    def _show_queue(self) -> None:
+        self.live.queue = [text for text, _ in self.queue]
+        self.live.refresh()
+        self.redraw.request()
 
     def run_command(self, text: str) -> None:
         name, _, args = text[1:].partition(" ")
         self.add("user", text)
         command = self.commands.get(name)
         if command is None:
-            self.add("error", f"unknown command /{name} - try /help")
+            self.add("error", f"unknown command /{name} - try /help "
+                              "(start with // to send it as a prompt)")
             return
         if self.session is None and not command.info and command.name != "provider":
             self.add("error", NO_PROVIDER)
@@ -359,19 +364,17 @@ class App:
     def drain_queue(self) -> None:
         """Run the next queued prompt; its turn drains the rest when it ends."""
         while self.queue and not self.busy and not self.exit.is_set():
-            text = self.queue.pop(0)
-            self.live.queue = self.queue
-            self.live.refresh()
-            self.submit(text)
+            text, as_prompt = self.queue.pop(0)
+            self._show_queue()
+            self.submit(text, as_prompt=as_prompt)
         self.redraw.request()
 
     def abort_turn(self) -> None:
         """esc during a turn: stop it and forget the queue."""
         self.queue.clear()
-        self.live.queue = self.queue
+        self._show_queue()
         if self.turn_task is not None and not self.turn_task.done():
             self.turn_task.cancel()
-        self.live.refresh()
 
     def quit(self) -> None:
         self.exit.set()

@@ -60,6 +60,11 @@ def attach(app: App, runtime: Any) -> None:
     if app.session is None:
         app.session = open_session(app, runtime)
         _load_history(app)
+        if app.session.usage.input_tokens:  # a resumed session: what it has cost so far
+            from agent import pricing
+
+            app.cost = pricing.cost(app.session.model, app.session.usage)
+            app.unpriced = app.cost is None
     else:
         app.session.runtime = runtime
         app.session.model = runtime.model

@@ -54,6 +54,15 @@ async def test_unknown_command_says_so(tmp_path, fake_provider):
     assert "error: unknown command /frobnicate - try /help" in screen(app)
 
 
+async def test_double_slash_sends_a_prompt_starting_with_a_slash(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("that path exists"))
+    app = make_app(tmp_path, fake_provider.openai_url)
+    app.start()
+    await type_text(app, "//etc/hosts is odd", enter=True)
+    await wait_for(app, "that path exists")
+    assert fake_provider.requests[0].body["messages"][-1]["content"] == "/etc/hosts is odd"
+
+
 async def test_at_picker_ranks_prefix_first_ignores_and_inserts(tmp_path, fake_provider):
     app = make_app(tmp_path, fake_provider.openai_url)
     ws = app.workspace
