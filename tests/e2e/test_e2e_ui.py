@@ -40,6 +40,10 @@ def test_startup_and_exit_prints_the_farewell(term_factory):
     term.type("still typing", enter=False)
     term.wait_for("> still typing")
     term.send("\x15")  # ctrl-u clears the prompt
+    term.send("\x1b[200~pasted one\rpasted two\x1b[201~")  # bracketed paste: no submit
+    screen = term.wait_for("pasted two")
+    assert "> pasted one" in screen and "working" not in screen
+    term.send("\x15\x08\x15")  # clear both lines (ctrl-u, backspace, ctrl-u)
     term.type("/exit")
     assert term.wait_exit() == 0
     assert "Nothing to save from this session" in term.output()
