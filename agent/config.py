@@ -257,6 +257,10 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
         text = ""
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    if text and not text.endswith("\n"):
+        # tomlkit appends new keys straight after a last line without its newline
+        # ("a.b = 1model = ..."): give the document one first.
+        text += "\n"
     try:
         doc = tomlkit.parse(text)
     except Exception as exc:
@@ -277,7 +281,13 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
                 del table[leaf]
         else:
             table[leaf] = value
+    updated = tomlkit.dumps(doc)
+    try:  # never replace a working file with one the loader would refuse
+        tomllib.loads(updated)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: could not be updated without breaking it ({exc}); "
+                          "edit it by hand") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.write_text(updated, encoding="utf-8")
     os.replace(tmp, path)

@@ -369,6 +369,15 @@ def test_a_long_hostile_answer_renders_in_bounded_time():
     assert time.perf_counter() - start < 10
 
 
+def test_updating_a_file_without_a_final_newline(tmp_path):
+    # tomlkit wrote the new key straight after the last line: 'a.b.c = 1model = "m"'.
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"a.b.c = 1")
+    update_file(path, {"model": "m", "plugins.disabled": ["time"]})
+    assert read_toml(path) == {"a": {"b": {"c": 1}}, "model": "m",
+                               "plugins": {"disabled": ["time"]}}
+
+
 @pytest.mark.parametrize("content,expected", [
     (b'model = "caf\xe9"\n', "cannot be read"),
     (b"plugins = 3\n", "'plugins' is not a table"),
