@@ -76,6 +76,24 @@ def _refusal(who: str, spent: float, in_flight: float, worst: float, cap: float,
             "session.")
 
 
+def context_line(app: Any, session: Any) -> str | None:
+    """``context: ~N tokens (P % of the T-token compaction threshold)``: the prune plugin's
+    estimate of the last request when there is one, else the front end's (characters / 4)."""
+    pruned = session.data.get("prune") or {}
+    tokens, threshold = pruned.get("estimate"), pruned.get("threshold")
+    if not tokens:
+        measure = getattr(app, "context_tokens", None)
+        tokens = measure() if callable(measure) else None
+        threshold = session.config.get("compact_threshold")
+    if tokens is None:
+        return None
+    text = f"context: ~{int(tokens):,} tokens"
+    if threshold:
+        text += (f" ({int(tokens) * 100 // int(threshold)} % of the {int(threshold):,}-token "
+                 "compaction threshold)")
+    return text
+
+
 def cmd_cost(app: Any, args: str) -> str | None:
     session = getattr(app, "session", None)
     if session is None:
@@ -83,6 +101,11 @@ def cmd_cost(app: Any, args: str) -> str | None:
     config = session.config
     text = spend.cost_report(session, cap_usd=_cap(config, "max_spend_usd"),
                              subagent_cap_usd=_cap(config, "subagent_max_spend_usd"))
+    context = context_line(app, session)
+    if context:
+        text += "\n" + context
+    agent = session.data.get("agent") or config.get("agent") or "default"
+    text += f"\nagent: {agent}  thinking: {session.thinking}"
     if hasattr(app, "info"):
         app.info("cost", text, f"session {session.id}")
         return None

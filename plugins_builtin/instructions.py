@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import Fragment, Option, SlashCommand, hookimpl
+from agent import Fragment, Option, SlashCommand, header, hookimpl
 
 #: Instruction file names, in the order they are read within one directory.
 NAMES = ("AGENTS.md", "CLAUDE.md", ".agent.md")
@@ -171,6 +171,25 @@ def agent_prompt_fragments(session):
         return None
     text = prompt_text(session.workspace)
     return Fragment("instructions", text, order=200) if text else None
+
+
+def header_line(workspace: Path, enabled: bool = True) -> str:
+    """The startup header's line: the instruction files in use, or how to write one."""
+    if not enabled:
+        return "instructions: off (--no-instructions)"
+    files = find_files(workspace)
+    if not files:
+        return "no AGENTS.md found - /init writes one"
+    return "instructions: " + ", ".join(f.label for f in files)
+
+
+@hookimpl
+def agent_session_start(session):
+    if session.config.headless or getattr(session, "parent", None) is not None:
+        return
+    enabled = bool(session.config.get("instructions"))
+    header.add_line(session.config, "instructions", header_line(session.workspace, enabled),
+                    order=40)
 
 
 def _say(app: Any, text: str) -> str | None:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent import NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, hookimpl
+from agent import NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, header, hookimpl
 from agent.messages import Message
 from agent.providers import ProviderRequest, StepFinished, TextDelta
 from agent.session import new_session_id
@@ -341,6 +341,25 @@ def agent_register_tools(register, config):
     if enabled(config):
         for tool in (REMEMBER, RECALL, FORGET):
             register(tool)
+
+
+def header_line(config: Any) -> str:
+    """The startup header's line: how many notes this project has."""
+    if not enabled(config):
+        return "memory: off (--no-memory)"
+    try:
+        count = memory_for(config).count()
+    except Exception as exc:  # a broken database must not stop the session
+        log.warning("memory unavailable: %s", exc)
+        return "memory: unavailable (see the log)"
+    return f"memory: {count} note{'' if count == 1 else 's'} about this project"
+
+
+@hookimpl
+def agent_session_start(session):
+    if session.config.headless or getattr(session, "parent", None) is not None:
+        return
+    header.add_line(session.config, "memory", header_line(session.config), order=70)
 
 
 @hookimpl

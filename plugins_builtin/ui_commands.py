@@ -1,6 +1,7 @@
-"""UI commands: /help /tools /plugins /cost /keys /provider /models /model /exit /clear.
+"""UI commands: /help /tools /plugins /keys /provider /models /model /exit /clear.
 
 Each command only needs the command context (``docs/ui.md``); none imports a provider SDK.
+``/cost`` belongs to the ``budget`` plugin (it splits the session's spend from its subagents').
 This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse``,
 ``bell_on_approval`` and ``print_transcript``.
 """
@@ -59,7 +60,7 @@ def cmd_help(app: Any, args: str) -> None:
     app.info("commands", help_text(app), "type / for the menu")
 
 
-# ---- /tools, /plugins, /cost ----------------------------------------------------------------
+# ---- /tools, /plugins ----------------------------------------------------------------------
 
 
 def cmd_tools(app: Any, args: str) -> str | None:
@@ -90,29 +91,6 @@ def cmd_plugins(app: Any, args: str) -> str | None:
     if not lines:
         return "no plugins active"
     app.info("plugins", "\n".join(lines), "agent plugins disable NAME turns one off")
-    return None
-
-
-def cmd_cost(app: Any, args: str) -> str | None:
-    session = app.session
-    if session is None:
-        return "no provider configured yet - run /provider"
-    from agent import pricing
-    from agent.ui.widgets.status import format_cost
-
-    usage = session.usage
-    cost = pricing.cost(session.model, usage)
-    spend = format_cost(cost) if cost is not None else "unpriced model"
-    tokens = app.context_tokens()
-    body = "\n".join([
-        f"model: {session.model}",
-        f"billed: {usage.input_tokens} in / {usage.output_tokens} out"
-        + (f" ({usage.cached_tokens} cached)" if usage.cached_tokens else ""),
-        f"spend: {spend}",
-        f"context: ~{tokens} tokens",
-        f"agent: {app.config.get('agent') or 'default'}  thinking: {session.thinking}",
-    ])
-    app.info("cost", body, f"session {session.id}")
     return None
 
 
@@ -178,8 +156,6 @@ def agent_register_commands(register, config):
     register(SlashCommand("help", "list commands and keys", cmd_help, aliases=("?",), info=True))
     register(SlashCommand("tools", "the tools the model may use", cmd_tools, info=True))
     register(SlashCommand("plugins", "active plugins and load errors", cmd_plugins, info=True))
-    register(SlashCommand("cost", "tokens billed and spend of this session", cmd_cost,
-                          info=True))
     register(SlashCommand("keys", "every key binding", cmd_keys, info=True))
     register(SlashCommand("provider", "set up the provider, key and model", cmd_provider,
                           aliases=("login",), info=True))

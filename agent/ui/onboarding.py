@@ -5,15 +5,16 @@ typed masked; a preset whose environment variable is set uses it without asking 
 not copy it into the file).  Models come from ``GET <base>/models`` through the provider
 plugin, with a built-in list for Anthropic and OpenAI when the endpoint cannot list them.
 The file is updated with ``agent.config.update_file``, so other keys and comments survive.
+The presets themselves are data in :mod:`agent.presets`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agent.presets import PRESETS, Preset, current_preset, key_from_env
 from agent.ui.widgets.lists import Item
 
 if TYPE_CHECKING:
@@ -21,40 +22,6 @@ if TYPE_CHECKING:
 
 TYPE_OWN = "type a model id myself..."
 LIST_TIMEOUT = 15.0
-KEYLESS_KEY = "not-needed"
-
-
-@dataclass(frozen=True)
-class Preset:
-    id: str
-    label: str
-    protocol: str
-    base_url: str | None
-    env: str | None = None
-    hint: str = ""
-    keyless: bool = False
-    custom: bool = False
-    fallback: tuple[str, ...] = ()
-
-
-PRESETS: tuple[Preset, ...] = (
-    Preset("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com/v1",
-           "ANTHROPIC_API_KEY", "sk-ant-...",
-           fallback=("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")),
-    Preset("openai", "OpenAI", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY",
-           "sk-...", fallback=("gpt-5", "gpt-5-mini", "o4-mini")),
-    Preset("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1",
-           "OPENROUTER_API_KEY", "sk-or-..."),
-    Preset("groq", "Groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY",
-           "gsk_..."),
-    Preset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1",
-           "DEEPSEEK_API_KEY"),
-    Preset("xai", "xAI", "openai", "https://api.x.ai/v1", "XAI_API_KEY", "xai-..."),
-    Preset("ollama", "Ollama", "openai", "http://localhost:11434/v1", keyless=True),
-    Preset("lmstudio", "LM Studio", "openai", "http://localhost:1234/v1", keyless=True),
-    Preset("custom-openai", "Custom OpenAI-compatible", "openai", None, custom=True),
-    Preset("custom-anthropic", "Custom Anthropic-compatible", "anthropic", None, custom=True),
-)
 
 
 def mask_key(key: str) -> str:
@@ -62,17 +29,6 @@ def mask_key(key: str) -> str:
     if len(key) <= 12:
         return "*" * len(key)
     return f"{key[:4]}...{key[-4:]}"
-
-
-def current_preset(config: Any) -> str:
-    preset = config.get("preset")
-    if preset:
-        return str(preset)
-    provider, base = config.get("provider"), config.get("base_url")
-    for p in PRESETS:
-        if p.protocol == provider and (base or p.base_url) == p.base_url and not p.custom:
-            return p.id
-    return ""
 
 
 async def list_models(app: App, protocol: str, base_url: str, key: str) -> list[str]:
@@ -118,20 +74,19 @@ async def run_setup(app: App) -> bool:
         if not base_url:
             return _cancelled(app)
         base_url = base_url.strip().rstrip("/")
-    key, key_source = "", "typed"
-    if preset.keyless:
-        key, key_source = KEYLESS_KEY, "keyless"
-    elif preset.env and os.environ.get(preset.env):
-        key, key_source = os.environ[preset.env], "env"
-        ctx.notice(f"using ${preset.env}")
+    found = key_from_env(preset, os.environ)  # the placeholder for keyless presets
+    if found is not None:
+        key, key_source = found, "keyless" if preset.keyless else "env"
+        if not preset.keyless:
+            ctx.notice(f"using ${preset.env}")
     else:
         where = f" (or set {preset.env} and restart)" if preset.env else ""
-        key = await ctx.prompt_text(f"{preset.label} API key", mask=True,
-                                    hint=f"stored in {config.config_file}{where}"
-                                    + (f"  format: {preset.hint}" if preset.hint else ""))
-        if not key:
+        typed = await ctx.prompt_text(f"{preset.label} API key", mask=True,
+                                      hint=f"stored in {config.config_file}{where}"
+                                      + (f"  format: {preset.hint}" if preset.hint else ""))
+        if not typed:
             return _cancelled(app)
-        key = key.strip()
+        key, key_source = typed.strip(), "typed"
     assert base_url is not None
     model = await _choose_model(app, preset, base_url, key)
     if not model:

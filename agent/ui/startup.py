@@ -93,47 +93,64 @@ def _load_history(app: App) -> None:
     app.editor.history._save = save
 
 
+YOLO_LINE = "approvals: OFF (--yolo), but deny rules and the guard still apply"
+DEFAULT_APPROVALS = "approvals: asks before writes, edits, commands, network and MCP tools"
+
+
+def agent_name(app: App) -> str:
+    """The agent variant in use: what the agents plugin recorded, else the config's."""
+    data = getattr(app.session, "data", None) or {}
+    return str(data.get("agent") or app.config.get("agent") or "default")
+
+
 def header(app: App, problem: str = "") -> str:
+    """The startup header: the UI's own lines and the ones plugins added through
+    :mod:`agent.header`, in order."""
+    from agent import header as plugin_lines
+
     config = app.config
-    lines: list[str] = []
+    lines: list[tuple[int, str]] = []
     session, runtime = app.session, app.runtime
     if runtime is None:
-        lines.append(f"agent {__version__}  no provider configured")
+        lines.append((0, f"agent {__version__}  no provider configured"))
         if problem:
-            lines.append(problem)
+            lines.append((1, problem))
     else:
         provider = getattr(runtime, "provider_name", "") or config.get("provider") or ""
-        lines.append(f"agent {__version__}  {provider}/{runtime.model}  "
-                     f"session {session.id[:8]}")
-        lines.append(f"agent: {config.get('agent') or 'default'}  "
-                     f"thinking: {session.thinking}")
+        lines.append((0, f"agent {__version__}  {provider}/{runtime.model}  "
+                         f"session {session.id[:8]}"))
+        lines.append((10, f"agent: {agent_name(app)}  thinking: {session.thinking}"))
     home = os.path.expanduser("~")
     cwd = str(app.workspace)
-    lines.append("cwd: " + ("~" + cwd[len(home):] if cwd.startswith(home + os.sep) else cwd))
+    lines.append((20, "cwd: " + ("~" + cwd[len(home):] if cwd.startswith(home + os.sep)
+                                 else cwd)))
     if session is not None and session.messages:
-        lines.append(f"resumed {len(session.messages)} messages")
+        lines.append((30, f"resumed {len(session.messages)} messages"))
     host = app.boot.host
     active = sorted(n for n, st in host.status.items() if st.state in ("enabled", "essential"))
     if active:
-        lines.append("plugins: " + ", ".join(active))
+        lines.append((60, "plugins: " + ", ".join(active)))
     for failure in host.failures():
-        lines.append(f"plugin {failure.name}: {failure.error}")
+        lines.append((61, f"plugin {failure.name}: {failure.error}"))
     for problem_line in list(app.hooks.problems) + list(app.keymap.problems):
-        lines.append(problem_line)
+        lines.append((62, problem_line))
     for notice in getattr(config, "notices", []) or []:
-        lines.append(str(notice))
+        lines.append((85, str(notice)))
     if config.get("yolo"):
-        lines.append("approvals: --yolo (asks become allows; deny rules and guards still apply)")
+        lines.append((90, YOLO_LINE))
     elif config.get("permission"):
-        lines.append("approvals: rules for " + ", ".join(sorted(config.get("permission")))
-                     + ", defaults elsewhere")
+        lines.append((90, "approvals: rules for " + ", ".join(sorted(config.get("permission")))
+                      + ", defaults elsewhere"))
     else:
-        lines.append("approvals: asks before writes, edits, commands, network and MCP tools")
+        lines.append((90, DEFAULT_APPROVALS))
     sets = config.get("tool_sets")
     if sets:
-        lines.append("tool sets: " + ", ".join(["core"] + [s for s in sets if s != "core"]))
-    lines.append("/help for commands")
-    return "\n".join(lines)
+        lines.append((95, "tool sets: " + ", ".join(["core"] + [s for s in sets
+                                                               if s != "core"])))
+    lines.append((100, "/help for commands"))
+    lines += plugin_lines.lines(config)
+    lines.sort(key=lambda line: line[0])  # stable: equal orders keep their places
+    return "\n".join(text for _, text in lines)
 
 
 def start(app: App, prompt: str | None = None) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import Fragment, Option, hookimpl
+from agent import Fragment, Option, header, hookimpl
 from plugins_builtin.mcp_client.manager import Manager
 from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
 from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
@@ -57,12 +57,20 @@ def _report_failure(name: str, error: str) -> None:
 
 
 def startup_notices(st: McpState) -> list[str]:
-    """Lines for the startup header: servers skipped by --no-mcp, unusable config entries."""
-    if not st.servers:
-        return []
+    """Notices for the startup header: unusable config entries (none with --no-mcp)."""
     if not st.enabled:
-        return [f"mcp: {len(st.servers)} configured, not connected (--no-mcp)"]
+        return []
     return [f"mcp {s.name} failed: {s.problem}" for s in st.servers.values() if s.problem]
+
+
+def header_line(st: McpState) -> str | None:
+    """The startup header's line: ``mcp: N configured`` or ``mcp: off (--no-mcp)``; None
+    when no server is configured."""
+    if not st.enabled:
+        return "mcp: off (--no-mcp)"
+    if not st.servers:
+        return None
+    return f"mcp: {len(st.servers)} configured"
 
 
 def state(config: Any) -> McpState | None:
@@ -89,6 +97,9 @@ def agent_configure(config):
     st = McpState(config)
     config.extra[STATE_KEY] = st
     config.notices.extend(startup_notices(st))
+    line = header_line(st)
+    if line and not config.headless:
+        header.add_line(config, "mcp", line, order=80)
     if config.headless:  # a session will run: connect as early as possible
         if st.enabled:
             for server in st.servers.values():

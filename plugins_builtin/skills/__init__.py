@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent import NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, ToolResult, hookimpl
+from agent import (
+    NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, ToolResult, header, hookimpl,
+)
 
 from .library import Catalogue, Library
 
@@ -119,6 +121,23 @@ def agent_offered_tools(tools, session):
     if library_for(session.config).current().skills:
         return None
     return [t for t in tools if t.name != TOOL_NAME]
+
+
+def header_line(config: Any, shown: int = 8) -> str:
+    """The startup header's line: ``skills: N (names...)``."""
+    if not enabled(config):
+        return "skills: off (--no-skills)"
+    names = list(library_for(config).current().skills)
+    more = ", ..." if len(names) > shown else ""
+    listed = f" ({', '.join(names[:shown])}{more})" if names else ""
+    return f"skills: {len(names)}{listed}"
+
+
+@hookimpl
+def agent_session_start(session):
+    if session.config.headless or getattr(session, "parent", None) is not None:
+        return
+    header.add_line(session.config, "skills", header_line(session.config), order=50)
 
 
 @hookimpl

@@ -8,7 +8,8 @@ import pytest
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from agent.ui.onboarding import PRESETS, mask_key
+from agent.presets import PRESETS
+from agent.ui.onboarding import mask_key
 
 CUSTOM_OPENAI = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
 
@@ -97,8 +98,6 @@ async def test_cancelled_setup_leaves_prompts_refused(tmp_path, fake_provider):
 
 
 async def test_keyless_preset_skips_the_key(tmp_path, fake_provider):
-    from agent.ui.onboarding import PRESETS
-
     app = unconfigured(tmp_path)
     app.start()
     await wait_for(app, "Choose a provider")
