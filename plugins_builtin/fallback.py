@@ -23,12 +23,7 @@ from agent.providers import (
     StreamEvent,
 )
 
-try:
-    from agent import hookimpl
-except ImportError:  # the public API module may not export it yet
-    import pluggy
-
-    hookimpl = pluggy.HookimplMarker("agent")
+from agent import hookimpl
 
 #: Statuses meaning "this endpoint does not take this request shape".
 SWITCH_STATUSES = frozenset({400, 404, 405, 415, 422, 501})

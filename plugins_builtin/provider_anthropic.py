@@ -42,12 +42,7 @@ from agent.providers import (
     Usage,
 )
 
-try:
-    from agent import hookimpl
-except ImportError:  # the public API module may not export it yet
-    import pluggy
-
-    hookimpl = pluggy.HookimplMarker("agent")
+from agent import hookimpl
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
