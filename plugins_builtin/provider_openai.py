@@ -347,14 +347,62 @@ def chat_usage(usage: Any) -> Usage:
     )
 
 
-class ChatProvider:
-    """Chat completions over ``openai.AsyncOpenAI`` (OpenAI and compatible servers)."""
+class _RequestShape:
+    """What the two request shapes share: one endpoint, one assembler per step, and the same
+    streaming and error handling (``ProviderError`` carries whether output had started)."""
+
+    kind = ""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.settings = endpoint.settings
-        self.label = f"{endpoint.name} chat completions"
+        self.label = f"{endpoint.name} {self.kind}"
         self.alternatives: list[Provider] = []
+
+    def params(self, request: ProviderRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def max_output_tokens(self, request: ProviderRequest) -> int:
+        """The most output tokens this request may produce (reasoning included)."""
+        return request.max_tokens
+
+    def assembler(self) -> Any:
+        raise NotImplementedError
+
+    async def open(self, params: dict[str, Any]) -> Any:
+        """Send the request; returns the SDK's async stream."""
+        raise NotImplementedError
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
+        assembler = self.assembler()
+        started = connected = False
+        try:
+            response = await self.open(self.params(request))
+            connected = True
+            async with response as items:
+                async for item in items:
+                    for event in assembler.feed(item):
+                        started = True
+                        yield event
+            finished = assembler.finish_step()
+        except Exception as exc:
+            raise self.endpoint.error(exc, output_started=started,
+                                      connected=connected) from exc
+        yield finished
+
+    async def list_models(self) -> list[str]:
+        """Model ids from ``GET /models``, sorted."""
+        return await self.endpoint.list_models()
+
+    async def aclose(self) -> None:
+        await self.endpoint.aclose()
+
+
+class ChatProvider(_RequestShape):
+    """Chat completions over ``openai.AsyncOpenAI`` (OpenAI and compatible servers)."""
+
+    kind = "chat completions"
 
     def params(self, request: ProviderRequest) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create``."""
@@ -374,36 +422,11 @@ class ChatProvider:
         params[cap_key] = request.max_tokens
         return params
 
-    def max_output_tokens(self, request: ProviderRequest) -> int:
-        """The most output tokens this request may produce (reasoning included)."""
-        return request.max_tokens
+    def assembler(self) -> Any:
+        return _ChatAssembler(self.endpoint.name)
 
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
-        assembler = _ChatAssembler(self.endpoint.name)
-        started = connected = False
-        try:
-            params = self.params(request)
-            response = await self.endpoint.client().chat.completions.create(**params)
-            connected = True
-            async with response as chunks:
-                async for chunk in chunks:
-                    for event in assembler.feed(chunk):
-                        started = True
-                        yield event
-            finished = assembler.finish_step()
-        except Exception as exc:
-            raise self.endpoint.error(exc, output_started=started,
-                                      connected=connected) from exc
-        yield finished
-
-    async def list_models(self) -> list[str]:
-        """Model ids from ``GET /models``, sorted."""
-        return await self.endpoint.list_models()
-
-    async def aclose(self) -> None:
-        await self.endpoint.aclose()
-
+    async def open(self, params: dict[str, Any]) -> Any:
+        return await self.endpoint.client().chat.completions.create(**params)
 
 # ---- responses -------------------------------------------------------------------------------
 
@@ -554,14 +577,10 @@ class _ResponsesAssembler:
         return StepFinished(Message("assistant", parts), self.usage, stop)
 
 
-class ResponsesProvider:
+class ResponsesProvider(_RequestShape):
     """OpenAI's responses API, stateless (``store=False``, encrypted reasoning inline)."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
-        self.endpoint = endpoint
-        self.settings = endpoint.settings
-        self.label = f"{endpoint.name} responses"
-        self.alternatives: list[Provider] = []
+    kind = "responses"
 
     def params(self, request: ProviderRequest) -> dict[str, Any]:
         """The keyword arguments for ``responses.create``."""
@@ -582,36 +601,11 @@ class ResponsesProvider:
         params["max_output_tokens"] = request.max_tokens  # bounds the cost of a step
         return params
 
-    def max_output_tokens(self, request: ProviderRequest) -> int:
-        """The most output tokens this request may produce (reasoning included)."""
-        return request.max_tokens
+    def assembler(self) -> Any:
+        return _ResponsesAssembler(self.endpoint)
 
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
-        assembler = _ResponsesAssembler(self.endpoint)
-        started = connected = False
-        try:
-            params = self.params(request)
-            response = await self.endpoint.client().responses.create(**params)
-            connected = True
-            async with response as events:
-                async for event in events:
-                    for out in assembler.feed(event):
-                        started = True
-                        yield out
-            finished = assembler.finish_step()
-        except Exception as exc:
-            raise self.endpoint.error(exc, output_started=started,
-                                      connected=connected) from exc
-        yield finished
-
-    async def list_models(self) -> list[str]:
-        """Model ids from ``GET /models``, sorted."""
-        return await self.endpoint.list_models()
-
-    async def aclose(self) -> None:
-        await self.endpoint.aclose()
-
+    async def open(self, params: dict[str, Any]) -> Any:
+        return await self.endpoint.client().responses.create(**params)
 
 # ---- registration ----------------------------------------------------------------------------
 
