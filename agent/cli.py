@@ -82,7 +82,8 @@ def build_parser(options: Any) -> argparse.ArgumentParser:
     parser.add_argument("--enable", action="append", default=[], metavar="NAME",
                         help="enable an opt-in plugin for this run (repeatable)")
     parser.add_argument("--no-plugins", action="store_true",
-                        help="only essential plugins (and those named with --enable)")
+                        help="only agent's own builtin plugins: no third-party plugins, no "
+                             "registry manifests (those named with --enable excepted)")
     parser.add_argument("-c", "--continue", dest="continue_session", action="store_true",
                         help="continue the newest saved session of this directory")
     parser.add_argument("-r", "--resume", metavar="ID",
@@ -171,12 +172,16 @@ def run_main(argv: list[str]) -> int:
     if args.json and not headless:
         return _fail("--json only works with -p", 2)
     try:
-        boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless)
+        boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless,
+                             extra={"no_plugins": bool(args.no_plugins)})
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
     for failure in host.failures():
         print(f"agent: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+    for name in host.unknown:
+        print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
+              file=sys.stderr)
     code = _resolve_resume(boot, args)
     if code:
         return code

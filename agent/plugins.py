@@ -26,6 +26,9 @@ ESSENTIAL = frozenset({"core"})
 #: Builtins that stay off unless named in ``plugins.enabled``.
 OPT_IN = frozenset({"bell", "format"})
 
+#: The distribution that ships the builtin plugins (``--no-plugins`` keeps only these).
+BUILTIN_DISTRIBUTION = "agent-cli"
+
 log = logging.getLogger("agent.plugins")
 
 
@@ -68,6 +71,8 @@ class PluginHost:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self.status: dict[str, PluginStatus] = {}
+        #: names in plugins.disabled / plugins.enabled that match no installed plugin
+        self.unknown: list[str] = []
 
     def register(self, plugin: object, name: str, *, state: str = "enabled") -> bool:
         """Register ``plugin`` under ``name``; a failure is recorded, never raised."""
@@ -94,24 +99,29 @@ def load(
     *,
     disabled: Iterable[str] = (),
     enabled: Iterable[str] = (),
-    only_essential: bool = False,
+    builtin_only: bool = False,
     extra: Iterable[tuple[str, object]] = (),
 ) -> PluginHost:
     """Load every plugin of the entry point group, honouring blocks before import.
 
     ``disabled`` names are never imported (essential ones excepted); ``enabled`` switches on
-    opt-in builtins; ``only_essential`` (``--no-plugins``) keeps only the essential plugins
-    and those named in ``enabled``.
+    opt-in builtins; ``builtin_only`` (``--no-plugins``) blocks every plugin that does not
+    ship with ``agent`` itself, unless it is named in ``enabled``.
     ``extra`` registers in-process plugin objects (used by tests and embedders).
     """
     disabled_set = set(disabled)
     enabled_set = set(enabled)
     host = PluginHost(new_manager())
-    for ep in entry_points():
+    points = entry_points()
+    known = {ep.name for ep in points}
+    host.unknown = sorted((disabled_set | enabled_set) - known)
+    for ep in points:
         name = ep.name
         essential = name in ESSENTIAL
         dist = _distribution(ep)
-        if not essential and (name in disabled_set or (only_essential and name not in enabled_set)):
+        third_party = getattr(getattr(ep, "dist", None), "name", "") != BUILTIN_DISTRIBUTION
+        blocked_as_third_party = builtin_only and third_party and name not in enabled_set
+        if not essential and (name in disabled_set or blocked_as_third_party):
             host.status[name] = PluginStatus(name, "disabled", module=ep.value, distribution=dist)
             host.pm.set_blocked(name)
             continue

@@ -70,7 +70,7 @@ def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str]
         raise StartupError(str(exc)) from None
     host = plugins.load(disabled=blocked_plugins(file_data, env, disable),
                         enabled=enabled_plugins(file_data, enable),
-                        only_essential=no_plugins, extra=extra)
+                        builtin_only=no_plugins, extra=extra)
     hooks = Hooks(host.pm)
     options = OptionRegistry()
     for option in cfg.CORE_OPTIONS:

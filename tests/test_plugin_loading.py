@@ -176,3 +176,27 @@ def test_every_builtin_plugin_is_an_entry_point():
     modules |= {p.name for p in (ROOT / "plugins_builtin").iterdir()
                 if p.is_dir() and (p / "__init__.py").exists()}
     assert modules <= listed, modules - listed
+
+
+def test_no_plugins_keeps_builtins_and_drops_third_party(tmp_path, site, fake_provider):
+    path, marker = site
+    fake_provider.script(Reply.text("still works"))
+    proc = run_agent(["-p", "hi", "--no-plugins", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
+                     cwd=tmp_path, PYTHONPATH=str(path), OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "still works\n" and not marker.exists()
+    assert "plugin broken failed" not in proc.stderr  # blocked before import
+    tools = {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
+    assert "read_file" in tools and "scribble" not in tools  # builtins stay, example is gone
+
+
+def test_unknown_plugin_names_in_config_are_reported(tmp_path, fake_provider):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.toml").write_text('[plugins]\ndisabled = ["gaurd"]\n')
+    fake_provider.script(Reply.text("ok"))
+    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"], home=home, cwd=tmp_path,
+                     OPENAI_API_KEY="x")
+    assert proc.returncode == 0 and "plugin gaurd: no such plugin" in proc.stderr

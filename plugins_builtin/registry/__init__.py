@@ -87,6 +87,8 @@ def agent_addoption(options):
 
 @hookimpl
 def agent_configure(config):
+    if config.extra.get("no_plugins"):  # --no-plugins: installed manifests stay out too
+        return
     hooks = InstalledManifests(config)
     host = getattr(config, "plugins", None)
     if host is not None:
