@@ -85,8 +85,10 @@ class App:
         self.turn_task: asyncio.Task[Any] | None = None
         self.modal: Modal | None = None
         self.info_panel: InfoPanel | None = None
-        self.cost: float | None = None
-        self.unpriced = False
+        #: what a resumed session cost in earlier runs (this run's spend is in its ledger)
+        self.earlier_cost: float | None = None
+        self.earlier_unpriced = False
+        self.turn_started = 0.0  # epoch seconds: subagents started since belong to the turn
         self.exit = asyncio.Event()
         self.screen: Any = None  # the urwid screen, when running in a terminal
         self.loop: Any = None    # the urwid MainLoop, when running in a terminal
@@ -195,7 +197,9 @@ class App:
                 self.modal = previous if previous is not None and not previous.done else None
             self.refresh_slot()
 
-    def set_live(self, key: str, text: str | None) -> None:
+    def set_live(self, key: str, text: Any) -> None:
+        """Show ``text`` (a string or urwid markup) as the live panel ``key``; None hides
+        it."""
         if text is None:
             self.live.panels.pop(key, None)
         else:
@@ -232,6 +236,36 @@ class App:
                     chars += len(str(args))
         return chars // 4
 
+    def agent_name(self) -> str:
+        """The agent variant: what the agents plugin recorded for the session, else the
+        config's."""
+        data = getattr(self.session, "data", None) or {}
+        return str(data.get("agent") or self.config.get("agent") or "default")
+
+    def context_pct(self) -> int:
+        """Context use in percent of the compaction threshold: the prune plugin's estimate of
+        the last request (``session.data["prune"]``), else the history's characters / 4."""
+        pruned = (getattr(self.session, "data", None) or {}).get("prune") or {}
+        estimate, threshold = pruned.get("estimate"), pruned.get("threshold")
+        if not (estimate and threshold):
+            estimate = self.context_tokens()
+            threshold = self.config.get("compact_threshold") or CONTEXT_LIMIT
+        return min(999, int(estimate) * 100 // max(1, int(threshold)))
+
+    def spent(self) -> tuple[float | None, bool]:
+        """(US dollars this session has cost, priced): this run's spend ledger (subagents
+        included) plus what a resumed session cost before.  ``(None, True)`` before a
+        session; not priced while nothing could be priced."""
+        if self.session is None:
+            return None, True
+        from agent import pricing, spend
+
+        book = spend.ledger(self.session)
+        usd = (self.earlier_cost or 0.0) + book.spent_usd
+        unpriced = bool(book.unpriced) or self.earlier_unpriced or \
+            pricing.price_for(str(self.session.model or "")) is None
+        return usd, not (unpriced and not usd)
+
     def update_status(self, **extra: Any) -> None:
         tools = 0
         if self.session is not None:
@@ -239,15 +273,36 @@ class App:
                 tools = len(self.session.offered_tools or self.session.tools_for_step())
             except Exception:
                 tools = len(self.session.tools)
-        limit = int(self.config.get("compact_threshold") or CONTEXT_LIMIT)
-        pct = min(999, self.context_tokens() * 100 // max(1, limit))
-        self.status.update(model=self.model_name(), agent=str(self.config.get("agent") or
-                                                                "default"),
+        cost, priced = self.spent()
+        cap = self.config.get("max_spend_usd")
+        self.status.update(model=self.model_name(), agent=self.agent_name(),
                            thinking=str(getattr(self.session, "thinking", None)
                                         or self.config.get("thinking") or "medium"),
-                           tools=tools, context_pct=pct, cost=self.cost,
-                           priced=not self.unpriced, **extra)
+                           tools=tools, context_pct=self.context_pct(), cost=cost,
+                           priced=priced, cap=float(cap) if cap else None, **extra)
+        self.refresh_todos()
         self.redraw.request()
+
+    # ---- progress panels -------------------------------------------------------------------
+
+    def refresh_todos(self, todos: Any = None) -> None:
+        """The task list panel from ``session.data["todos"]`` (or ``todos``, a list a
+        ``todo_write`` result displayed): shown during a turn, and between turns while a
+        task is unfinished; hidden when the list is empty."""
+        from agent.ui.widgets.progress import todo_markup, unfinished
+
+        if todos is None:
+            todos = (getattr(self.session, "data", None) or {}).get("todos")
+        markup = todo_markup(todos) if (self.busy or unfinished(todos)) else None
+        if markup != self.live.panels.get("todos"):
+            self.set_live("todos", markup)
+
+    def refresh_subagents(self) -> None:
+        """The subagents panel: the records of the subagents this turn started."""
+        records = (getattr(self.session, "data", None) or {}).get("subagents") or []
+        mine = [r for r in records if isinstance(r, dict)
+                and float(r.get("started") or 0) >= self.turn_started]
+        self.live.set_subagents(mine if self.busy else [])
 
     # ---- keys ------------------------------------------------------------------------------
 
@@ -329,6 +384,7 @@ class App:
 
     async def _turn(self, text: str) -> None:
         self.busy = True
+        self.turn_started = time.time()
         self.completion.close()
         self.live.start()
         self.live.refresh()
@@ -349,7 +405,6 @@ class App:
             self.busy = False
             self.turn_task = None
             self.live.stop()
-            self.live.panels.pop("todos", None)  # /todos shows the list between turns
             self.live.refresh()
             self.editor.set_placeholder(IDLE_PLACEHOLDER)
             self.update_status()
@@ -358,6 +413,7 @@ class App:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(0.1)
+            self.refresh_subagents()  # their records change in place as they work
             self.live.tick()
             self.redraw.request()
 

@@ -204,13 +204,22 @@ class CommandContext:
                 entries.append(Item(label, label, detail=str(opt.get("detail") or "")))
             else:
                 entries.append(Item(str(opt), str(opt)))
+        if entries:  # the model is told to put its recommendation first
+            entries[0].hint = "(recommended)"
         body = self._app.render_block(Block("markdown", question))
         picker = Picker("agent is asking", entries, multiple=multiple,
                         free_text="type your own answer...", style="ask", body=body,
                         footer="enter to choose, esc to skip" + (
                             ", space ticks" if multiple else ""))
         self._app.bell_if_wanted()
-        return await self._app.run_modal(picker)
+        live = self._app.live
+        live.hide_tools = True  # the panel shows the question: no spinner repeating it
+        live.refresh()
+        try:
+            return await self._app.run_modal(picker)
+        finally:
+            live.hide_tools = False
+            live.refresh()
 
     async def ask(self, question: str, options: Iterable[Any] = (), *,
                   multiple: bool = False) -> str:

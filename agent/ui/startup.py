@@ -63,8 +63,8 @@ def attach(app: App, runtime: Any) -> None:
         if app.session.usage.input_tokens:  # a resumed session: what it has cost so far
             from agent import pricing
 
-            app.cost = pricing.cost(app.session.model, app.session.usage)
-            app.unpriced = app.cost is None
+            app.earlier_cost = pricing.cost(app.session.model, app.session.usage)
+            app.earlier_unpriced = app.earlier_cost is None
     else:
         app.session.runtime = runtime
         app.session.model = runtime.model
@@ -97,12 +97,6 @@ YOLO_LINE = "approvals: OFF (--yolo), but deny rules and the guard still apply"
 DEFAULT_APPROVALS = "approvals: asks before writes, edits, commands, network and MCP tools"
 
 
-def agent_name(app: App) -> str:
-    """The agent variant in use: what the agents plugin recorded, else the config's."""
-    data = getattr(app.session, "data", None) or {}
-    return str(data.get("agent") or app.config.get("agent") or "default")
-
-
 def header(app: App, problem: str = "") -> str:
     """The startup header: the UI's own lines and the ones plugins added through
     :mod:`agent.header`, in order."""
@@ -119,7 +113,7 @@ def header(app: App, problem: str = "") -> str:
         provider = getattr(runtime, "provider_name", "") or config.get("provider") or ""
         lines.append((0, f"agent {__version__}  {provider}/{runtime.model}  "
                          f"session {session.id[:8]}"))
-        lines.append((10, f"agent: {agent_name(app)}  thinking: {session.thinking}"))
+        lines.append((10, f"agent: {app.agent_name()}  thinking: {session.thinking}"))
     home = os.path.expanduser("~")
     cwd = str(app.workspace)
     lines.append((20, "cwd: " + ("~" + cwd[len(home):] if cwd.startswith(home + os.sep)

@@ -99,6 +99,8 @@ class TurnView:
         elif isinstance(event, ev.ToolCallEvent):
             self.end_text()
             self._tool_call(event)
+            if event.name == "task":
+                app.refresh_subagents()
         elif isinstance(event, ev.ToolOutputEvent):
             live.add_output(event.id, event.chunk)
             live.refresh()
@@ -106,8 +108,10 @@ class TurnView:
             self._tool_done(event.id, event.name, "ok",
                             toolfmt.summary(event.name, event.output, given=event.summary))
             todos = (event.display or {}).get("todos")
-            if isinstance(todos, list):
-                app.set_live("todos", todo_panel(todos))
+            if isinstance(todos, list) or event.name == "todo_write":
+                # the list the tool stored in session.data (what it displayed, without one)
+                stored = (getattr(app.session, "data", None) or {}).get("todos")
+                app.refresh_todos(stored if stored is not None else todos)
         elif isinstance(event, ev.ToolErrorEvent):
             self._tool_done(event.id, event.name, "error",
                             toolfmt.summary(event.name, event.error, is_error=True))
@@ -154,10 +158,6 @@ class TurnView:
 
     def _done(self, event: ev.DoneEvent) -> None:
         app = self.app
-        if event.cost_usd is not None:
-            app.cost = (app.cost or 0.0) + event.cost_usd
-        elif event.input_tokens:
-            app.unpriced = True
         if event.input_tokens:
             cost = (format_cost(event.cost_usd) if event.cost_usd is not None
                     else f"({app.model_name() or 'this model'} is unpriced)")
@@ -176,25 +176,6 @@ class TurnView:
     def running_commands(self, ids: list[str]) -> list[str]:
         return [self.commands.get(i) or self.app.live.tools.get(i, ActiveTool(i, "?")).name
                 for i in ids]
-
-
-TODO_MARKS = {"done": "[x]", "in_progress": "[>]", "blocked": "[!]", "pending": "[ ]"}
-
-
-def todo_panel(todos: list[Any]) -> str:
-    """The task list above the prompt while a turn runs: a progress bar and the items."""
-    items = [t for t in todos if isinstance(t, dict)]
-    done = sum(1 for t in items if t.get("status") == "done")
-    width = 20
-    filled = round(width * done / len(items)) if items else 0
-    lines = [f"tasks {done}/{len(items)} [{'#' * filled}{'.' * (width - filled)}]"]
-    for t in items[:12]:
-        note = f" ({t['note']})" if t.get("note") else ""
-        mark = TODO_MARKS.get(str(t.get("status")), "[ ]")
-        lines.append(f"  {mark} {toolfmt.clip(str(t.get('content', '')), 80)}{note}")
-    if len(items) > 12:
-        lines.append(f"  ... {len(items) - 12} more")
-    return "\n".join(lines)
 
 
 def replay(app: App, messages: list[Any], limit: int = 200) -> None:

@@ -123,7 +123,7 @@ def agent_offered_tools(tools, session):
     return [t for t in tools if t.name != TOOL_NAME]
 
 
-def header_line(config: Any, shown: int = 8) -> str:
+def header_line(config: Any, shown: int = 10) -> str:
     """The startup header's line: ``skills: N (names...)``."""
     if not enabled(config):
         return "skills: off (--no-skills)"

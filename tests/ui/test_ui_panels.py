@@ -53,7 +53,7 @@ async def test_ask_panel_returns_the_choice_to_the_model(tmp_path, fake_provider
     await press(app, "down", "enter")
     await wait_for(app, "noted")
     told = [m for m in fake_provider.requests[1].body["messages"] if m["role"] == "tool"][0]
-    assert told["content"] == "The user chose: red" or told["content"].endswith("red")
+    assert told["content"] == "The user answered: red"  # through runtime.asker (ask plugin)
 
 
 async def test_ask_panel_free_text_and_esc(tmp_path, fake_provider):

@@ -1,8 +1,9 @@
 """The live area above the prompt and the status bar under it.
 
 ``LiveArea`` shows what is happening now: the reasoning line (collapsed ``thinking... ~N
-tokens``), the running tools with their last output lines, plugin panels (``set_live``), the
-queue, and the working line with the elapsed time.  Each part is a ``Text`` changed in place,
+tokens``), the running tools with their last output lines, the subagents at work, panels
+(the task list, plugins' ``set_live``), the queue, and the working line with the elapsed
+time.  Each part is a ``Text`` changed in place,
 so a frame redraws only the rows that changed.
 """
 
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import urwid
+
+from agent.ui.widgets.progress import subagent_markup
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 OUTPUT_TAIL = 2000
@@ -38,19 +41,23 @@ class ActiveTool:
 
 
 class LiveArea(urwid.WidgetWrap):
-    """Reasoning, running tools, plugin panels, the queue and the working line."""
+    """Reasoning, running tools, subagents, panels, the queue and the working line."""
 
     def __init__(self) -> None:
         self.reasoning = ""
         self.reasoning_open = False
         self.tools: dict[str, ActiveTool] = {}
-        self.panels: dict[str, str] = {}
+        #: the subagents started this turn (their records, see docs/agents.md)
+        self.subagents: list[dict[str, Any]] = []
+        #: panels by key, shown in key order: text or urwid markup
+        self.panels: dict[str, Any] = {}
         self.queue: list[str] = []
         self.busy_since: float | None = None
         self.hide_tools = False  # while an approval dialog shows the call
         self.frame = 0
         self._reasoning = urwid.Text("")
         self._tools = urwid.Text("")
+        self._subagents = urwid.Text("")
         self._panels = urwid.Text("")
         self._queue = urwid.Text("")
         self._working = urwid.Text("")
@@ -70,6 +77,7 @@ class LiveArea(urwid.WidgetWrap):
         self.reasoning = ""
         self.reasoning_open = False
         self.tools.clear()
+        self.subagents = []
 
     def add_output(self, call_id: str, chunk: str) -> None:
         tool = self.tools.get(call_id)
@@ -83,11 +91,17 @@ class LiveArea(urwid.WidgetWrap):
         if self.reasoning:
             self._reasoning.set_text(self._reasoning_markup())
             parts.append(self._reasoning)
-        if self.tools and not self.hide_tools:
+        if self._shown_tools() and not self.hide_tools:
             self._tools.set_text(self._tools_markup())
             parts.append(self._tools)
+        if self.subagents:
+            self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
+            parts.append(self._subagents)
         if self.panels:
-            self._panels.set_text("\n".join(self.panels[k] for k in sorted(self.panels)))
+            markup: list[Any] = []
+            for key in sorted(self.panels):
+                markup += (["\n"] if markup else []) + [self.panels[key]]
+            self._panels.set_text(markup)
             parts.append(self._panels)
         if self.queue:
             lines = [f"queued: {len(self.queue)}"] + [
@@ -106,8 +120,23 @@ class LiveArea(urwid.WidgetWrap):
         self.frame += 1
         if self.busy_since is not None:
             self._working.set_text(self._working_markup())
-        if self.tools:
+        if self._shown_tools():
             self._tools.set_text(self._tools_markup())
+        if self.subagents:
+            self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
+
+    def set_subagents(self, records: list[dict[str, Any]]) -> None:
+        """Show ``records`` (the subagents of this turn); they change in place as the
+        subagents work, so the spinner's tick redraws them."""
+        had = bool(self.subagents), {r.get("id") for r in self.subagents}
+        self.subagents = list(records)
+        if had != (bool(self.subagents), {r.get("id") for r in self.subagents}):
+            self.refresh()
+
+    def _shown_tools(self) -> list[ActiveTool]:
+        """Running tools, except ``task`` calls: their subagents have a panel of their own."""
+        mine = {r.get("id") for r in self.subagents}
+        return [t for t in self.tools.values() if t.id not in mine]
 
     def _spin(self) -> str:
         return SPINNER[self.frame % len(SPINNER)]
@@ -128,7 +157,7 @@ class LiveArea(urwid.WidgetWrap):
 
     def _tools_markup(self) -> list[Any]:
         out: list[Any] = []
-        for tool in self.tools.values():
+        for tool in self._shown_tools():
             if out:
                 out.append("\n")
             out.append(("tool", f"{self._spin()} {tool.name}"))
@@ -161,11 +190,17 @@ class StatusInfo:
     context_pct: int = 0
     cost: float | None = None
     priced: bool = True
+    cap: float | None = None
     note: str = ""
 
 
+#: context use (percent of the compaction threshold) from which the status bar warns
+CONTEXT_WARN, CONTEXT_BAD = 66, 90
+
+
 class StatusBar(urwid.WidgetWrap):
-    """``<model>  <agent>/<thinking>  N tools  P% ctx  <$cost>``."""
+    """``<model>  <agent>/<thinking>  N tools  P% ctx[ compacting soon]  <$cost|unpriced>[ /
+    $cap]``; the context share turns amber at 66 % and red at 90 %."""
 
     def __init__(self) -> None:
         self.info = StatusInfo()
@@ -177,12 +212,15 @@ class StatusBar(urwid.WidgetWrap):
             setattr(self.info, key, value)
         i = self.info
         pct = i.context_pct
-        ctx_style = "status-bad" if pct >= 90 else "status-warn" if pct >= 66 else "status"
-        ctx = f"{pct}% ctx" + (" compacting soon" if pct >= 90 else "")
-        if i.cost is None:
+        ctx_style = ("status-bad" if pct >= CONTEXT_BAD else "status-warn" if pct >= CONTEXT_WARN
+                     else "status")
+        ctx = f"{pct}% ctx" + (" compacting soon" if pct >= CONTEXT_BAD else "")
+        if i.cost is None or (not i.priced and not i.cost):
             cost = "" if i.priced else "unpriced"
         else:
             cost = format_cost(i.cost)
+        if i.cap:
+            cost = f"{cost or format_cost(0)} / {format_cost(i.cap)}"
         markup: list[Any] = [("status-key", i.model or "no model"), ("status", "  "),
                              ("status", f"{i.agent}/{i.thinking}"), ("status", "  "),
                              ("status", f"{i.tools} tools"), ("status", "  "), (ctx_style, ctx)]
