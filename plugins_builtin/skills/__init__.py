@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from agent import (
-    NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, ToolResult, header, hookimpl,
+    NO_EFFECTS,
+    Fragment,
+    Option,
+    SlashCommand,
+    Tool,
+    ToolError,
+    ToolResult,
+    header,
+    hookimpl,
 )
 
 from .library import Catalogue, Library
