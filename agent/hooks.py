@@ -131,6 +131,11 @@ class Hooks:
         for plugin, fn, argnames in self._impls("agent_register_commands"):
             def register(cmd: SlashCommand, _plugin: str = plugin) -> None:
                 cmd.plugin = cmd.plugin or _plugin
+                taken = registry.get(cmd.name)
+                if taken is not None:  # first plugin (by name) keeps it, as for tools
+                    self.problems.append(f"plugin {_plugin}: /{cmd.name} already registered "
+                                         f"by {taken.plugin}; ignored")
+                    return
                 registry.register(cmd)
             try:
                 fn(**{k: {"register": register, "config": config}[k] for k in argnames})

@@ -146,11 +146,6 @@ def cmd_exit(app: Any, args: str) -> None:
     app.quit()
 
 
-def cmd_clear(app: Any, args: str) -> str:
-    app.clear_transcript()
-    return "transcript cleared"
-
-
 @hookimpl
 def agent_register_commands(register, config):
     register(SlashCommand("help", "list commands and keys", cmd_help, aliases=("?",), info=True))
@@ -164,4 +159,3 @@ def agent_register_commands(register, config):
                           takes_args=True))
     register(SlashCommand("exit", "quit (works mid-turn)", cmd_exit, aliases=("quit",),
                           info=True))
-    register(SlashCommand("clear", "clear the transcript", cmd_clear, info=True))
