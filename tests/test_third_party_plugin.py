@@ -61,3 +61,19 @@ def test_disabling_the_plugin_removes_its_tool(tmp_path, fake_provider):
     assert proc.returncode == 0
     names = {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
     assert "scribble" not in names and "current_time" in names
+
+
+def test_slash_command_from_the_installed_plugin(tmp_path):
+    from types import SimpleNamespace
+
+    from agent.testing import make_boot
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.note").write_text("x")
+    config, hooks = make_boot(ws, tmp_path / "h")  # every installed plugin, as agent loads them
+    command = hooks.commands(config).get("/scribbles")
+    assert command is not None and command.plugin == "example"
+    shown = []
+    app = SimpleNamespace(config=config, info=lambda title, body: shown.append((title, body)))
+    assert command.run(app, "") == "a.note" and shown == [("scribbles", "a.note")]
