@@ -466,6 +466,15 @@ def agent_addoption(options):
 
 
 @hookimpl
+def agent_configure(config):
+    # Summaries are saved with the session, so `agent -c` on a long session reuses them
+    # instead of paying for the same summary calls again on every resume.
+    from agent.sessions_core import persist_data_key
+
+    persist_data_key("prune")
+
+
+@hookimpl
 def agent_prepare_request(request, session):
     """Under the threshold: nothing (None).  Over it: an awaitable pruned request."""
     threshold = threshold_of(session)

@@ -372,3 +372,37 @@ async def test_compact_and_pin_are_saved_and_the_summary_call_is_on_the_ledger(t
               store.query("SELECT cause, input_tokens FROM usage ORDER BY id")]
     assert causes[-1] == ("command:compact", 120)
     store.close()
+
+
+def test_summaries_survive_resume_so_they_are_not_paid_for_twice(tmp_path, fake_provider):
+    """Summaries are saved with the session: after ``agent -c``, compaction carries on from
+    the saved summary (an incremental call over the new span only) instead of summarising
+    the whole history again from its first message."""
+    from clirun import run_agent
+    from fakeprovider import Reply
+
+    home, ws = tmp_path / "h", tmp_path / "ws"
+    ws.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text("compact_threshold = 1500\n")
+    base = ["--provider", "openai", "--base-url", fake_provider.openai_url, "--model", "m"]
+    env = {"OPENAI_API_KEY": "x"}
+    filler = "lorem ipsum dolor sit amet " * 60
+
+    def summary_requests(requests):
+        return [r for r in requests
+                if "working notes" in str(r.body["messages"][0].get("content", ""))]
+
+    for i in range(5):
+        start = len(fake_provider.requests)
+        # enough replies for the answer and any summary calls; the rest is dropped
+        fake_provider.script(*[Reply.text(f"noted {i}") for _ in range(6)])
+        args = ["-p", f"question {i}: {filler}"] + (["-c"] if i else []) + base
+        assert run_agent(args, home=home, cwd=ws, **env).returncode == 0
+        fake_provider.clear_script()
+        made = summary_requests(fake_provider.requests[start:])
+        if i == 4:
+            assert made, "the last run made no summary call: the test proves nothing"
+            assert not any("question 0:" in str(r.body["messages"]) for r in made), (
+                "the last run summarised the first question again")
+    assert summary_requests(fake_provider.requests)

@@ -722,6 +722,13 @@ class FakeProvider:
             self._script.extend(replies)
         return self
 
+    def clear_script(self) -> int:
+        """Drop every reply not used yet; returns how many there were."""
+        with self._cond:
+            left = len(self._script)
+            self._script.clear()
+            return left
+
     @property
     def pending(self) -> int:
         """How many scripted replies are still unused."""
