@@ -185,19 +185,45 @@ def stub_tools(messages: Aligned, keep_last: int) -> Aligned:
         if msg is None or msg.role != "assistant" or not msg.tool_calls:
             continue
         j, found = answers(messages, i)
-        ids = {c.id for c in msg.tool_calls}
-        parts: list[Part] = []
-        for part in msg.parts:
-            if isinstance(part, ToolCallPart):
-                parts.append(TextPart(call_note(part, found.get(part.id))))
-            elif not isinstance(part, ReasoningPart):  # its reasoning no longer matches
-                parts.append(part)
-        out[i] = replace(msg, parts=parts)
+        out[i] = _memo(("call", id(msg)), msg, lambda: _stub_calls(msg, found))
         if j >= 0 and (reply := out[j]) is not None:
-            kept = [p for p in reply.parts
-                    if not (isinstance(p, ToolResultPart) and p.call_id in ids)]
-            out[j] = replace(reply, parts=kept) if kept else None
+            ids = frozenset(c.id for c in msg.tool_calls)
+            out[j] = _memo(("reply", id(reply), ids), reply,
+                           lambda: _without_results(reply, ids))
     return out
+
+
+def _stub_calls(msg: Message, found: dict[str, ToolResultPart]) -> Message:
+    parts: list[Part] = []
+    for part in msg.parts:
+        if isinstance(part, ToolCallPart):
+            parts.append(TextPart(call_note(part, found.get(part.id))))
+        elif not isinstance(part, ReasoningPart):  # its reasoning no longer matches
+            parts.append(part)
+    return replace(msg, parts=parts)
+
+
+def _without_results(reply: Message, ids: frozenset[str]) -> Message | None:
+    kept = [p for p in reply.parts if not (isinstance(p, ToolResultPart) and p.call_id in ids)]
+    return replace(reply, parts=kept) if kept else None
+
+
+# Stubbed copies memoised by the original's identity: every step (and every rung of the
+# ladder) stubs the same old messages, and reusing the same copies lets ``encode`` hit its
+# memo instead of re-serialising thousands of messages per step.
+_stubs: dict[tuple[Any, ...], tuple[Message, Message | None]] = {}
+
+
+def _memo(key: tuple[Any, ...], original: Message, make: Any) -> Message | None:
+    hit = _stubs.get(key)
+    if hit is not None and hit[0] is original:
+        return hit[1]
+    value = make()
+    if len(_stubs) >= _ENCODED_MAX:
+        for stale in list(_stubs)[: _ENCODED_MAX // 4]:
+            del _stubs[stale]
+    _stubs[key] = (original, value)
+    return value
 
 
 def text_only(msg: Message, found: dict[str, ToolResultPart]) -> Message | None:
@@ -232,17 +258,41 @@ def normalize(messages: Iterable[Message | None]) -> list[Message]:
     """Drop empties and merge neighbours of the same role (user or assistant), reasoning
     first so a merged assistant turn still opens with its thinking."""
     out: list[Message] = []
+    run: list[Message] = []
     for msg in messages:
         if msg is None or not msg.parts:
             continue
-        prev = out[-1] if out else None
-        if prev is not None and prev.role == msg.role and msg.role in ("user", "assistant"):
-            parts = [*prev.parts, *msg.parts]
-            parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
-            out[-1] = Message(msg.role, _join_texts(parts), prev.pinned or msg.pinned)
-        else:
-            out.append(msg)
+        if run and run[-1].role == msg.role and msg.role in ("user", "assistant"):
+            run.append(msg)
+            continue
+        if run:
+            out.append(_merged(run))
+        run = [msg]
+    if run:
+        out.append(_merged(run))
     return out
+
+
+_merges: dict[tuple[int, ...], tuple[tuple[Message, ...], Message]] = {}
+
+
+def _merged(run: list[Message]) -> Message:
+    """One message for a run of same-role neighbours, memoised by the run's identities (the
+    same old turns merge the same way on every step; see :func:`_memo`)."""
+    if len(run) == 1:
+        return run[0]
+    key = tuple(id(m) for m in run)
+    hit = _merges.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], run)):
+        return hit[1]
+    parts = [p for m in run for p in m.parts]
+    parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
+    merged = Message(run[0].role, _join_texts(parts), any(m.pinned for m in run))
+    if len(_merges) >= _ENCODED_MAX:
+        for stale in list(_merges)[: _ENCODED_MAX // 4]:
+            del _merges[stale]
+    _merges[key] = (tuple(run), merged)
+    return merged
 
 
 def _join_texts(parts: list[Part]) -> list[Part]:
