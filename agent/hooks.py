@@ -146,7 +146,7 @@ class Hooks:
     def cli_commands(self) -> dict[str, tuple[Callable[..., int], str]]:
         """Plugin subcommands: name -> (handler(argv, boot), summary)."""
         found: dict[str, tuple[Callable[..., int], str]] = {}
-        for plugin, fn, argnames in self._impls("agent_register_cli_commands"):
+        for plugin, fn, _argnames in self._impls("agent_register_cli_commands"):
             def register(name: str, handler: Callable[..., int], summary: str = "") -> None:
                 found.setdefault(name, (handler, summary))
             try:
@@ -176,7 +176,7 @@ class Hooks:
 
     def prompt_fragments(self, session: Any) -> list[Fragment]:
         out: list[Fragment] = []
-        for plugin, result in self._each("agent_prompt_fragments", session=session):
+        for _plugin, result in self._each("agent_prompt_fragments", session=session):
             if result is None:
                 continue
             items = [result] if isinstance(result, Fragment) else list(result)

@@ -318,7 +318,8 @@ class Session:
         except ToolError:
             raise
         except Exception as exc:
-            raise ToolError(f"{part.name} could not work out what this call would do: {exc}")
+            raise ToolError(
+                f"{part.name} could not work out what this call would do: {exc}") from exc
         return tool, args, effects
 
     async def _execute_batch(self, batch: list[tuple[ToolCall, Tool, dict[str, Any], Effects]],

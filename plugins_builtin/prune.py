@@ -185,11 +185,10 @@ def stub_tools(messages: Aligned, keep_last: int) -> Aligned:
         if msg is None or msg.role != "assistant" or not msg.tool_calls:
             continue
         j, found = answers(messages, i)
-        out[i] = _memo(("call", id(msg)), msg, lambda: _stub_calls(msg, found))
+        out[i] = _memo(("call", id(msg)), msg, _stub_calls, msg, found)
         if j >= 0 and (reply := out[j]) is not None:
             ids = frozenset(c.id for c in msg.tool_calls)
-            out[j] = _memo(("reply", id(reply), ids), reply,
-                           lambda: _without_results(reply, ids))
+            out[j] = _memo(("reply", id(reply), ids), reply, _without_results, reply, ids)
     return out
 
 
@@ -214,11 +213,11 @@ def _without_results(reply: Message, ids: frozenset[str]) -> Message | None:
 _stubs: dict[tuple[Any, ...], tuple[Message, Message | None]] = {}
 
 
-def _memo(key: tuple[Any, ...], original: Message, make: Any) -> Message | None:
+def _memo(key: tuple[Any, ...], original: Message, make: Any, *args: Any) -> Message | None:
     hit = _stubs.get(key)
     if hit is not None and hit[0] is original:
         return hit[1]
-    value = make()
+    value = make(*args)
     if len(_stubs) >= _ENCODED_MAX:
         for stale in list(_stubs)[: _ENCODED_MAX // 4]:
             del _stubs[stale]
@@ -283,7 +282,7 @@ def _merged(run: list[Message]) -> Message:
         return run[0]
     key = tuple(id(m) for m in run)
     hit = _merges.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], run)):
+    if hit is not None and all(a is b for a, b in zip(hit[0], run, strict=True)):
         return hit[1]
     parts = [p for m in run for p in m.parts]
     parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
@@ -333,7 +332,7 @@ def repair(messages: list[Message]) -> list[Message]:
                 msg = replace(msg, parts=parts)
         out.append(msg)
     fixed = normalize(out)
-    if len(fixed) == len(messages) and all(a is b for a, b in zip(fixed, messages)):
+    if len(fixed) == len(messages) and all(a is b for a, b in zip(fixed, messages, strict=True)):
         return fixed
     return repair(fixed)  # a dropped result can leave its call unanswered
 
