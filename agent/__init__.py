@@ -27,7 +27,14 @@ from agent.options import Option  # noqa: E402
 from agent.prompt import Fragment  # noqa: E402
 from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
 from agent.tools import (  # noqa: E402
-    NO_EFFECTS, UNKNOWN_EFFECTS, Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    NO_EFFECTS,
+    UNKNOWN_EFFECTS,
+    Effects,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolResult,
     tool,
 )
 from agent.verdict import Verdict  # noqa: E402

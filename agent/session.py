@@ -25,8 +25,15 @@ from agent.gate import Approver, Gate
 from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart, clean_text
 from agent.prompt import assemble
 from agent.providers import (
-    BudgetExceeded, ProviderError, ProviderNotice, ProviderRequest, ReasoningDelta, StepFinished,
-    TextDelta, ToolCallStarted, Usage,
+    BudgetExceeded,
+    ProviderError,
+    ProviderNotice,
+    ProviderRequest,
+    ReasoningDelta,
+    StepFinished,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
 )
 from agent.tools import Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult, cap_output
 from agent.validate import check_arguments, parse_arguments
@@ -41,7 +48,8 @@ def new_session_id() -> str:
     """A time-sortable id (UUIDv7 layout: 48-bit milliseconds, then random bits)."""
     ms = int(time.time() * 1000)
     rand = uuid.uuid4().int & ((1 << 74) - 1)
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    value = ((ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62)
+             | (rand & ((1 << 62) - 1)))
     return str(uuid.UUID(int=value))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from agent import hookimpl
 from agent.providers import (
     Provider,
     ProviderError,
@@ -22,8 +23,6 @@ from agent.providers import (
     ProviderRequest,
     StreamEvent,
 )
-
-from agent import hookimpl
 
 #: Statuses meaning "this endpoint does not take this request shape".
 SWITCH_STATUSES = frozenset({400, 404, 405, 415, 422, 501})

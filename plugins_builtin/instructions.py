@@ -1,4 +1,4 @@
-"""Project instructions: AGENTS.md, CLAUDE.md and .agent.md in the system prompt; /context, /init."""
+"""Project instructions (AGENTS.md, CLAUDE.md, .agent.md) in the system prompt; /context, /init."""
 
 from __future__ import annotations
 

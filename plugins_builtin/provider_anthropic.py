@@ -26,6 +26,7 @@ import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
+from agent import hookimpl
 from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
 from agent.options import Option
 from agent.providers import (
@@ -41,8 +42,6 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
-
-from agent import hookimpl
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 

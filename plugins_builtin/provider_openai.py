@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from agent import hookimpl
 from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
 from agent.options import Option
 from agent.providers import (
@@ -39,8 +40,6 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
-
-from agent import hookimpl
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 

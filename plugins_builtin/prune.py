@@ -1,4 +1,4 @@
-"""Keeps long sessions inside the context window: prunes what is sent, summarises what it drops; /compact, /pin.
+"""Keeps long sessions in the context window: prunes what is sent, summarises it; /compact, /pin.
 
 Only the outgoing request is changed (``agent_prepare_request``); the session's history stays
 complete.  Past the threshold, in order, until the request fits:

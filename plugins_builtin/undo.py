@@ -1,4 +1,4 @@
-"""Checkpoints the workspace before every change a prompt makes; /undo and /redo restore it, git or not.
+"""Checkpoints the workspace before each change a prompt makes; /undo and /redo, git or not.
 
 Before each approved call that may change files (``agent_before_tool_call``) the files it
 could touch are snapshotted into a content-addressed store, ``<state dir>/undo/objects``.  A

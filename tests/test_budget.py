@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import pytest
 
+import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
@@ -161,9 +161,10 @@ def test_the_output_bound_is_what_the_provider_will_allow():
                                      ("responses", "max_output_tokens")])
 async def test_openai_requests_carry_the_output_cap_the_budget_assumes(tmp_path, fake_provider,
                                                                         api, key):
+    from fakeprovider import Reply
+
     from agent.spend import output_bound
     from agent.testing import collect, make_boot, make_session
-    from fakeprovider import Reply
 
     ws = tmp_path / "ws"
     ws.mkdir()

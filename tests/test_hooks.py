@@ -10,7 +10,15 @@ from clirun import run_agent
 from fakeprovider import Reply
 
 from agent import (
-    NO_EFFECTS, ConfigError, Effects, Option, SlashCommand, Tool, ToolResult, Verdict, hookimpl,
+    NO_EFFECTS,
+    ConfigError,
+    Effects,
+    Option,
+    SlashCommand,
+    Tool,
+    ToolResult,
+    Verdict,
+    hookimpl,
 )
 from agent import events as ev
 from agent.blocks import Block

@@ -182,9 +182,9 @@ async def test_provider_error_ends_turn_with_clear_message(boot, fake_provider):
 
 
 async def test_json_form_of_every_event_validates(boot, fake_provider):
-    import jsonschema
-
     from pathlib import Path
+
+    import jsonschema
 
     schema = json.loads((Path(__file__).parent.parent / "docs/events.schema.json").read_text())
     config, hooks, rec = boot

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from clirun import run_agent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent import Effects, Tool, hookimpl
 from agent import permissions as perm
 from agent.testing import gate_decision, make_boot
-from clirun import run_agent
 
 
 def mk(name, effects):

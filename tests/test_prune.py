@@ -246,7 +246,8 @@ async def test_compact_replaces_the_history_with_a_summary(tmp_path):
     prune.pin_last(session)
     before = len(session.messages)
     assert await prune.compact(session) == f"compacted {before} messages into 1 (and kept 1 pinned)"
-    assert session.messages[0].text == "Summary of the session so far:\n\nNOTES: REQ-1, REQ-2, REQ-3"
+    assert session.messages[0].text == (
+        "Summary of the session so far:\n\nNOTES: REQ-1, REQ-2, REQ-3")
     assert session.messages[1].pinned and session.messages[1].text == prompt(3)
     assert len(session.messages) == 2
     await collect(session, prompt(4))  # the session goes on from the summary

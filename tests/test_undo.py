@@ -78,7 +78,7 @@ def boot(tmp_path, ws, *builtins, **kw):
 def snapshot(ws) -> dict[str, tuple[bytes, int]]:
     """Every file under ``ws`` with its bytes and mode bits."""
     out = {}
-    for root, dirs, files in os.walk(ws):
+    for root, _dirs, files in os.walk(ws):
         for name in files:
             path = os.path.join(root, name)
             rel = os.path.relpath(path, ws)
