@@ -85,11 +85,14 @@ class ToolCallStarted:
 @dataclass
 class StepFinished:
     """The step's assembled assistant message, its usage, and why the model stopped
-    (``end``, ``tool_use``, ``max_tokens``, ...)."""
+    (``end``, ``tool_use``, ``max_tokens``, ...).  ``model`` names the model that answered
+    when it is not the request's (a fallback endpoint's own model); empty means
+    ``request.model``.  Usage is priced at it."""
 
     message: Message
     usage: Usage
     stop_reason: str = "end"
+    model: str = ""
 
 
 @dataclass

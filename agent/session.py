@@ -81,6 +81,20 @@ class Runtime:
 class TurnUsage:
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
+    #: usage per model that answered (a fallback endpoint may answer with another model)
+    by_model: dict[str, Usage] = field(default_factory=dict)
+
+    def add(self, model: str, usage: Usage) -> None:
+        self.usage.add(usage)
+        self.by_model.setdefault(model, Usage()).add(usage)
+
+    def cost(self, default_model: str) -> float | None:
+        """The turn's cost, each step priced at the model that answered it (None when one of
+        them has no price)."""
+        if not self.by_model:
+            return pricing.cost(default_model, self.usage)
+        costs = [pricing.cost(model, usage) for model, usage in self.by_model.items()]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
 class Session:
@@ -245,11 +259,12 @@ class Session:
                     yield self._done("error", turn)
                     return
                 self._append(finished.message)
-                turn.usage.add(finished.usage)
+                answered = finished.model or request.model or self.model
+                turn.add(answered, finished.usage)
                 self.usage.add(finished.usage)
-                spend.record(self, request.model or self.model, finished.usage)
+                spend.record(self, answered, finished.usage)
                 if self.recorder is not None:
-                    self.recorder.step_finished(self, finished.usage)
+                    self.recorder.step_finished(self, finished.usage, model=answered)
                 calls = finished.message.tool_calls
                 if not calls:
                     yield self._done("end", turn)
@@ -427,8 +442,7 @@ class Session:
 
     def _done(self, reason: str, turn: TurnUsage) -> ev.DoneEvent:
         done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
-                            turn.usage.cached_tokens, pricing.cost(self.model, turn.usage),
-                            turn.steps)
+                            turn.usage.cached_tokens, turn.cost(self.model), turn.steps)
         self._emit_coarse(done)
         return done
 

@@ -182,8 +182,10 @@ class SessionRecorder:
             self.turn += 1
         self._guard(self._commit, session, message)
 
-    def step_finished(self, session: Any, usage: Usage) -> None:
-        self.record_usage(usage, model=session.model, session_id=session.id)
+    def step_finished(self, session: Any, usage: Usage, model: str | None = None) -> None:
+        """Book one finished step, priced at ``model`` (the one that answered; default the
+        session's)."""
+        self.record_usage(usage, model=model or session.model, session_id=session.id)
 
     # -- other writers --
 
@@ -348,8 +350,8 @@ class UsageRecorder:
     def message_added(self, session: Any, message: Message) -> None:
         return None
 
-    def step_finished(self, session: Any, usage: Usage) -> None:
-        self.record_usage(usage, model=session.model)
+    def step_finished(self, session: Any, usage: Usage, model: str | None = None) -> None:
+        self.record_usage(usage, model=model or session.model)
 
     def record_usage(self, usage: Usage, *, model: str, cause: str | None = None) -> None:
         self.parent.record_usage(usage, model=model, cause=cause or self.cause)

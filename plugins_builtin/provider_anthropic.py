@@ -8,7 +8,8 @@
   ``output_config.effort``.
 - Thinking blocks come back with their signatures (and redacted thinking with its data) in
   :class:`~agent.messages.ReasoningPart` and are sent back in later assistant turns, which the
-  API requires when thinking is combined with tool use.
+  API requires when thinking is combined with tool use.  Other providers' reasoning is never
+  sent; a turn whose first step another provider answered goes on without thinking.
 - Prompt caching: a cache breakpoint on the system prompt (covering tools and system) and on
   the newest message, unless ``settings.options["prompt_cache"]`` is false.
 
@@ -111,6 +112,25 @@ def decode_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {INVALID_JSON: raw}
 
 
+def _own_thinking(part: Any) -> bool:
+    """True for thinking this API signed (or redacted): the only reasoning it takes back."""
+    return (isinstance(part, ReasoningPart) and part.provider in (None, "anthropic")
+            and bool(part.redacted or part.signature))
+
+
+def turn_began_without_thinking(messages: list[Message]) -> bool:
+    """True when the turn in progress (what follows the last user prompt) has an assistant
+    step and the first one carries no thinking of ours: another provider answered it (the
+    ``fallback`` plugin switched endpoints mid-turn) or it was made with thinking off.  With
+    thinking on, the API wants that message to start with a thinking block, so the rest of
+    such a turn is sent without thinking (one thinking configuration per turn)."""
+    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), -1)
+    for msg in messages[start + 1:]:
+        if msg.role == "assistant":
+            return not any(_own_thinking(p) for p in msg.parts)
+    return False
+
+
 def _assistant_blocks(msg: Message, thinking: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in msg.parts:
@@ -119,9 +139,11 @@ def _assistant_blocks(msg: Message, thinking: bool) -> list[dict[str, Any]]:
                 continue  # with thinking off, earlier thinking is not needed
             # Only our own signed thinking is accepted back; other providers' reasoning and
             # unsigned text are dropped.
+            if not _own_thinking(part):
+                continue
             if part.redacted:
                 blocks.append({"type": "redacted_thinking", "data": part.redacted})
-            elif part.signature and part.provider in (None, "anthropic"):
+            else:
                 blocks.append({"type": "thinking", "thinking": part.text,
                                "signature": part.signature})
         elif isinstance(part, TextPart):
@@ -392,6 +414,8 @@ class AnthropicProvider:
         model = request.model or self.settings.model
         options = self.settings.options
         limit = output_limit(model, options)
+        if request.thinking != "off" and turn_began_without_thinking(request.messages):
+            return thinking_params("off", request.max_tokens, limit)
         mode = options.get("thinking_mode") or "auto"
         if mode == "auto":
             mode = "adaptive" if model.startswith(ADAPTIVE_PREFIXES) else "budget"

@@ -439,7 +439,9 @@ def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
         if msg.role == "assistant":
             for part in msg.parts:
                 if isinstance(part, ReasoningPart):
-                    if part.encrypted and part.item_id:
+                    # Only this API's own encrypted reasoning goes back (never another
+                    # provider's, e.g. after the fallback plugin switched endpoints).
+                    if part.encrypted and part.item_id and part.provider in (None, "openai"):
                         summary = [{"type": "summary_text", "text": part.text}] if part.text else []
                         out.append({"type": "reasoning", "id": part.item_id, "summary": summary,
                                     "encrypted_content": part.encrypted})

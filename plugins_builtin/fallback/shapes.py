@@ -1,13 +1,13 @@
-"""The ``fallback`` plugin: switch endpoints when one rejects the request shape.
+"""Request-shape fallback: switch to another shape of the same service when one is rejected.
 
 A provider may list ``alternatives``: other providers for the same service that speak another
 request shape (the openai plugin offers the responses API behind chat completions on the
-official endpoint).  This plugin wraps the selected provider in a :class:`FallbackProvider`:
+official endpoint).  The plugin wraps such a provider in a :class:`FallbackProvider`:
 when the current endpoint fails with 400/404/405/415/422/501, the error is not retryable and
 nothing was streamed yet, it moves to the next alternative for good (for the life of the
 provider, i.e. the session), says so once with a :class:`ProviderNotice`, and resends the same
-request.  Rate limits, auth failures and server errors never switch: retries and the user
-handle those.
+request.  Rate limits, auth failures and server errors never switch shapes: retries, the
+endpoint chain (:mod:`.chain`) and the user handle those.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent import hookimpl
 from agent.providers import (
     Provider,
     ProviderError,
@@ -36,7 +35,8 @@ def should_switch(error: ProviderError) -> bool:
     )
 
 
-def _reason(error: ProviderError, limit: int = 200) -> str:
+def error_summary(error: ProviderError, limit: int = 200) -> str:
+    """``error``'s message on one line, cut to ``limit`` characters."""
     text = " ".join(error.message.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -82,20 +82,10 @@ class FallbackProvider:
                 self.index += 1
                 yield ProviderNotice(
                     f"endpoint fallback: {provider.label} rejected the request, retrying on "
-                    f"{self.current.label} ({_reason(error)})"
+                    f"{self.current.label} ({error_summary(error)})"
                 )
 
     async def list_models(self) -> list[str]:
         """The current endpoint's models."""
         return await self.current.list_models()
 
-
-@hookimpl(wrapper=True)
-def agent_select_provider(config: Any, providers: Any, settings: Any) -> Any:
-    """Wrap the selected provider when it has alternatives."""
-    provider = yield
-    if provider is not None and getattr(provider, "alternatives", None) and not isinstance(
-        provider, FallbackProvider
-    ):
-        return FallbackProvider(provider)
-    return provider
