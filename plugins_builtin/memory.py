@@ -229,7 +229,8 @@ async def compact_memory(memory: Memory, session: Any) -> str:
                 final = item.message.text
                 recorder = getattr(session, "recorder", None)
                 if recorder is not None and hasattr(recorder, "record_usage"):
-                    recorder.record_usage(item.usage, model=session.model, cause="command:memory")
+                    recorder.record_usage(item.usage, model=item.model or session.model,
+                                          cause="command:memory")
     except Exception as exc:
         return f"Memory compaction failed, notes unchanged: {exc}"
     notes = parse_notes("".join(chunks) or final)

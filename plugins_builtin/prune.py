@@ -448,12 +448,13 @@ def fallback_summary(messages: list[Message], earlier_notes: str | None = None) 
     return _clip(text, SUMMARY_CHARS)
 
 
-def record_usage(session: Any, usage: Any, cause: str) -> None:
-    """Put a nested model call on the session's usage ledger (when it keeps one)."""
+def record_usage(session: Any, usage: Any, cause: str, model: str = "") -> None:
+    """Put a nested model call on the session's usage ledger (when it keeps one), priced at
+    the model that answered (a fallback endpoint may have used another)."""
     recorder = getattr(session, "recorder", None)
     if recorder is not None and usage is not None and hasattr(recorder, "record_usage"):
         try:
-            recorder.record_usage(usage, model=session.model, cause=cause)
+            recorder.record_usage(usage, model=model or session.model, cause=cause)
         except Exception as exc:
             log.warning("could not record usage: %s", exc)
 
@@ -475,7 +476,7 @@ async def model_summary(session: Any, previous: str | None, text: str,
             chunks.append(item.text)
         elif isinstance(item, StepFinished):
             final = item.message.text
-            record_usage(session, item.usage, cause)
+            record_usage(session, item.usage, cause, getattr(item, "model", ""))
     summary = ("".join(chunks) or final).strip()
     if not summary:
         raise ProviderError("the model returned an empty summary")
