@@ -119,7 +119,9 @@ def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
         available = ", ".join(sorted(specs)) or "none (are the provider plugins disabled?)"
         raise StartupError(f'unknown provider "{name}". Available: {available}')
     key = config.get("api_key") or (env.get(spec.env_key) if spec.env_key else None)
-    if not key and spec.keyless:
+    base_url = config.get("base_url") or None
+    if not key and (spec.keyless or _is_local(base_url)):
+        # Local servers (Ollama, LM Studio, llama.cpp) take any key or none at all.
         key = "not-needed"
     if not key and require_key:
         where = f"set {spec.env_key} or AGENT_API_KEY" if spec.env_key else "set AGENT_API_KEY"
@@ -129,10 +131,21 @@ def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
     return ProviderSettings(
         provider=name,
         model=config.get("model") or spec.default_model or "",
-        base_url=config.get("base_url") or None,
+        base_url=base_url,
         api_key=key,
         max_retries=int(config.get("max_retries")),
         timeout=float(config.get("request_timeout")),
         retry_after_cap=float(config.get("retry_after_cap")),
         options={o.key: config.get(o.key) for o in config.options},
     )
+
+
+def _is_local(base_url: str | None) -> bool:
+    """True for an endpoint on this machine (``localhost``, ``127.x``, ``::1``)."""
+    if not base_url:
+        return False
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host == "localhost" or host.endswith(".localhost") or host.startswith("127.") \
+        or host == "::1"

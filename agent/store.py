@@ -199,12 +199,7 @@ def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Co
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        # In WAL mode NORMAL loses nothing on a process crash, only on power loss.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        _migrate(conn, migrations, path)
+        _set_up(conn, migrations, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(f"{path}: {exc}") from None
@@ -212,6 +207,33 @@ def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Co
         conn.close()
         raise
     return conn
+
+
+def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path) -> None:
+    """Pragmas and migrations, retried while another process holds the lock.
+
+    Switching a new database to WAL (and migrating it) needs locks that SQLite may refuse at
+    once with "database is locked", without waiting on ``busy_timeout``, when two ``agent``
+    processes open a fresh state directory at the same moment.  Retrying with a short pause
+    until the busy timeout makes the second one simply wait its turn.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            # In WAL mode NORMAL loses nothing on a process crash, only on power loss.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            _migrate(conn, migrations, path)
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -142,3 +142,12 @@ def test_disabling_time_removes_current_time_from_the_request(dirs, fake_provide
     names = [{t["function"]["name"] for t in r.body.get("tools", [])}
              for r in fake_provider.requests]
     assert "current_time" in names[0] and "current_time" not in names[1]
+
+
+def test_a_local_endpoint_needs_no_api_key(dirs, fake_provider):
+    home, ws = dirs
+    fake_provider.script(Reply.text("local"))
+    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "local\n"

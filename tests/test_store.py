@@ -89,10 +89,16 @@ def test_statement_splitter_keeps_semicolons_inside_strings_and_triggers():
 
 WRITER = textwrap.dedent("""
     import sys, time
+    from pathlib import Path
     from agent.store import Store, SessionRecord
-    path, sid, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    path, sid, n, others = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
     st = Store.connect(path)
-    while time.time() < start:
+    # A barrier, not a clock: both writers are connected before either writes, however
+    # slowly a loaded machine starts them.
+    Path(path + ".ready." + sid).touch()
+    deadline = time.time() + 30
+    while not all(Path(path + ".ready." + o).exists() for o in others):
+        assert time.time() < deadline, "the other writer never started"
         time.sleep(0.001)
     now = time.time()
     st.create_session(SessionRecord(sid, "/same/dir", now, now))
@@ -105,10 +111,9 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_two_sessions_at_once_never_interleave(tmp_path):
     path = tmp_path / "agent.db"
-    start = time.time() + 0.6  # both processes are up and waiting before the first write
     n = 200
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), sid, str(n), str(start)],
-                              stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), sid, str(n),
+                               "alpha,beta"], stderr=subprocess.PIPE, text=True)
              for sid in ("alpha", "beta")]
     for proc in procs:
         _, err = proc.communicate(timeout=60)
@@ -211,3 +216,25 @@ def test_the_ledger_sums_priced_rows_and_counts_unpriced_ones(tmp_path):
         assert st.last_turn("s1") == 2
         with pytest.raises(ValueError):
             st.usage_groups("color")
+
+
+OPENER = textwrap.dedent("""
+    import sys
+    from agent.store import Store
+    Store.connect(sys.argv[1]).close()
+""")
+
+
+def test_two_processes_opening_a_fresh_database_at_once_both_succeed(tmp_path):
+    """Two agents starting at once on a new state dir meet in SQLite's switch to WAL, which
+    can answer "database is locked" at once instead of waiting; the store must retry.  The
+    race is timing-dependent (about one pair in three failed before the fix), so it is
+    run ten times."""
+    for trial in range(10):
+        path = tmp_path / f"fresh-{trial}.db"
+        procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(path)],
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for proc in procs:
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+        assert raw(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
