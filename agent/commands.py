@@ -7,6 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def show(app: Any, text: str) -> str | None:
+    """Show ``text`` as a command's answer: through the front end's ``info`` when the command
+    context has one, else handed back (headless callers, tests, the shell).  A command may
+    also simply return the text; the UI shows a returned string the same way."""
+    info = getattr(app, "info", None)
+    if callable(info):
+        info(text)
+        return None
+    return text
+
+
 @dataclass
 class SlashCommand:
     """A command typed as ``/name args``.

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Fragment, Option, SlashCommand, header, hookimpl
+from agent.commands import show
 
 #: Instruction file names, in the order they are read within one directory.
 NAMES = ("AGENTS.md", "CLAUDE.md", ".agent.md")
@@ -192,17 +193,8 @@ def agent_session_start(session):
                     order=40)
 
 
-def _say(app: Any, text: str) -> str | None:
-    """Show ``text`` through the front end's ``info`` if it has one, else return it."""
-    info = getattr(app, "info", None)
-    if callable(info):
-        info(text)
-        return None
-    return text
-
-
 def run_context(app: Any, args: str, config: Any) -> str | None:
-    return _say(app, context_report(config.workspace, bool(config.get("instructions"))))
+    return show(app, context_report(config.workspace, bool(config.get("instructions"))))
 
 
 def run_init(app: Any, args: str, config: Any) -> Any:

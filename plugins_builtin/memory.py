@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, header, hookimpl
+from agent.commands import show
 from agent.messages import Message
 from agent.providers import ProviderRequest, StepFinished, TextDelta
 from agent.session import new_session_id
@@ -380,26 +381,18 @@ def agent_prompt_fragments(session):
     return Fragment("memory", data["boot"], order=210) if data["boot"] else None
 
 
-def _say(app: Any, text: str) -> str | None:
-    info = getattr(app, "info", None)
-    if callable(info):
-        info(text)
-        return None
-    return text
-
-
 OFF = "Project memory is off for this run (--no-memory)."
 
 
 @hookimpl
 def agent_register_commands(register, config):
     def notes(app: Any, args: str) -> str | None:
-        return _say(app, notes_report(memory_for(config)) if enabled(config) else OFF)
+        return show(app, notes_report(memory_for(config)) if enabled(config) else OFF)
 
     async def compact(app: Any, args: str) -> str | None:
         if not enabled(config):
-            return _say(app, OFF)
-        return _say(app, await compact_memory(memory_for(config), getattr(app, "session", None)))
+            return show(app, OFF)
+        return show(app, await compact_memory(memory_for(config), getattr(app, "session", None)))
 
     register(SlashCommand("notes", "list what the agent remembers about this project", notes,
                           info=True))

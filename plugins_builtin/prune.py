@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent import Option, SlashCommand, hookimpl
+from agent.commands import show
 from agent.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
 
@@ -588,14 +589,6 @@ async def _with_summary(session: Any, messages: list[Message], base: Aligned,
 # ---- commands -------------------------------------------------------------------------------
 
 
-def _say(app: Any, text: str) -> str | None:
-    info = getattr(app, "info", None)
-    if callable(info):
-        info(text)
-        return None
-    return text
-
-
 def _resave(session: Any) -> None:
     """Tell the session's recorder (if any) that the history was edited in place."""
     recorder = getattr(session, "recorder", None)
@@ -647,15 +640,15 @@ def _session_of(app: Any) -> Any:
 def run_pin(app: Any, args: str) -> str | None:
     session = _session_of(app)
     if session is None:
-        return _say(app, "No session to pin in.")
-    return _say(app, pin_last(session))
+        return show(app, "No session to pin in.")
+    return show(app, pin_last(session))
 
 
 async def run_compact(app: Any, args: str) -> str | None:
     session = _session_of(app)
     if session is None:
-        return _say(app, "No session to compact.")
-    return _say(app, await compact(session))
+        return show(app, "No session to compact.")
+    return show(app, await compact(session))
 
 
 @hookimpl

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from agent import SlashCommand, hookimpl
+from agent.commands import show
 from agent.pricing import format_usd
 from agent.sessions_core import clear, open_store, resume, session_line, short_id
 from agent.store import Store, StoreError
@@ -166,14 +167,6 @@ def agent_register_cli_commands(register):
 # ---- slash commands -------------------------------------------------------------------------
 
 
-def _say(app: Any, text: str) -> str | None:
-    info = getattr(app, "info", None)
-    if callable(info):
-        info(text)
-        return None
-    return text
-
-
 def _session(app: Any) -> Any:
     return getattr(app, "session", None)
 
@@ -221,13 +214,13 @@ def slash_title(session: Any, args: str) -> str:
 
 
 def run_sessions(app: Any, args: str) -> str | None:
-    return _say(app, slash_sessions(_session(app), args))
+    return show(app, slash_sessions(_session(app), args))
 
 
 def run_resume(app: Any, args: str) -> str | None:
     session = _session(app)
     if session is None:
-        return _say(app, NOT_SAVED)
+        return show(app, NOT_SAVED)
     text = resume(session, args)
     if text.startswith("resumed "):
         wipe = getattr(app, "clear_transcript", None)
@@ -236,28 +229,28 @@ def run_resume(app: Any, args: str) -> str | None:
         reload = getattr(app, "show_history", None)
         if callable(reload):
             reload()
-    return _say(app, text)
+    return show(app, text)
 
 
 def run_save(app: Any, args: str) -> str | None:
-    return _say(app, slash_save(_session(app)))
+    return show(app, slash_save(_session(app)))
 
 
 def run_clear(app: Any, args: str) -> str | None:
     session = _session(app)
     if session is None:
-        return _say(app, NOT_SAVED)
+        return show(app, NOT_SAVED)
     if getattr(session, "busy", False):
-        return _say(app, "a turn is running; wait for it (or press esc) before clearing")
+        return show(app, "a turn is running; wait for it (or press esc) before clearing")
     text = clear(session)
     wipe = getattr(app, "clear_screen", None) or getattr(app, "clear_transcript", None)
     if callable(wipe):
         wipe()
-    return _say(app, text)
+    return show(app, text)
 
 
 def run_title(app: Any, args: str) -> str | None:
-    return _say(app, slash_title(_session(app), args))
+    return show(app, slash_title(_session(app), args))
 
 
 @hookimpl

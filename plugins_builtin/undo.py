@@ -31,6 +31,7 @@ from typing import Any
 
 from agent import Option, SlashCommand, hookimpl
 from agent import events as ev
+from agent.commands import show
 from agent.paths import is_inside
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -502,13 +503,13 @@ class Recorder:
     def _run_undo(self, app: Any, args: str) -> str | None:
         word = args.strip().lower()
         if word in ("list", "history"):
-            return _say(app, self.history())
+            return show(app, self.history())
         if word not in ("", "conversation", "conv", "chat"):
-            return _say(app, "usage: /undo [conversation|list]")
-        return _say(app, self.undo(getattr(app, "session", None), conversation=bool(word)))
+            return show(app, "usage: /undo [conversation|list]")
+        return show(app, self.undo(getattr(app, "session", None), conversation=bool(word)))
 
     def _run_redo(self, app: Any, args: str) -> str | None:
-        return _say(app, self.redo(getattr(app, "session", None)))
+        return show(app, self.redo(getattr(app, "session", None)))
 
 
 def _resave(session: Any) -> None:
@@ -526,14 +527,6 @@ def _clip(text: str, limit: int = 60) -> str:
 
 def _count(lines: list[str]) -> str:
     return f"{len(lines)} file{'s' if len(lines) != 1 else ''}"
-
-
-def _say(app: Any, text: str) -> str | None:
-    info = getattr(app, "info", None)
-    if callable(info):
-        info(text)
-        return None
-    return text
 
 
 @hookimpl

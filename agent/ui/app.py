@@ -368,7 +368,7 @@ class App:
 
     def _command_result(self, result: Any) -> None:
         if isinstance(result, str) and result:
-            self.add("info", result)
+            self.ctx.info(result)  # exactly as if the command had called app.info(text)
         self.update_status()
 
     def start_turn(self, text: str, *, remember: bool = True) -> None:
