@@ -15,6 +15,7 @@ Headless runs have no header: plugins skip work for it when ``config.headless`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 DATA_KEY = "startup_lines"
@@ -23,6 +24,16 @@ DATA_KEY = "startup_lines"
 def add_line(config: Any, key: str, text: str, order: int = 85) -> None:
     """Show ``text`` in the startup header (replacing an earlier line with the same key)."""
     config.extra.setdefault(DATA_KEY, {})[key] = (order, text)
+
+
+def add_session_line(session: Any, key: str, make_text: Callable[[], str],
+                     order: int = 85) -> None:
+    """From ``agent_session_start``: add a line for a session the user sees, calling
+    ``make_text`` only then (headless runs and subagents have no header, so the work that
+    builds the line, such as counting notes in the database, is skipped)."""
+    if session.config.headless or getattr(session, "parent", None) is not None:
+        return
+    add_line(session.config, key, make_text(), order)
 
 
 def lines(config: Any) -> list[tuple[int, str]]:

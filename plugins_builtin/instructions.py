@@ -186,11 +186,9 @@ def header_line(workspace: Path, enabled: bool = True) -> str:
 
 @hookimpl
 def agent_session_start(session):
-    if session.config.headless or getattr(session, "parent", None) is not None:
-        return
     enabled = bool(session.config.get("instructions"))
-    header.add_line(session.config, "instructions", header_line(session.workspace, enabled),
-                    order=40)
+    header.add_session_line(session, "instructions",
+                            lambda: header_line(session.workspace, enabled), order=40)
 
 
 def run_context(app: Any, args: str, config: Any) -> str | None:

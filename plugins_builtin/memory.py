@@ -359,9 +359,7 @@ def header_line(config: Any) -> str:
 
 @hookimpl
 def agent_session_start(session):
-    if session.config.headless or getattr(session, "parent", None) is not None:
-        return
-    header.add_line(session.config, "memory", header_line(session.config), order=70)
+    header.add_session_line(session, "memory", lambda: header_line(session.config), order=70)
 
 
 @hookimpl

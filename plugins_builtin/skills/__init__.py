@@ -143,9 +143,7 @@ def header_line(config: Any, shown: int = 10) -> str:
 
 @hookimpl
 def agent_session_start(session):
-    if session.config.headless or getattr(session, "parent", None) is not None:
-        return
-    header.add_line(session.config, "skills", header_line(session.config), order=50)
+    header.add_session_line(session, "skills", lambda: header_line(session.config), order=50)
 
 
 @hookimpl
