@@ -7,6 +7,7 @@ Reasoning parts keep what a provider needs to accept them back on the next reque
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -58,6 +59,23 @@ class ReasoningPart:
     redacted: str | None = None
     provider: str | None = None
     type: Literal["reasoning"] = "reasoning"
+
+
+#: Key under which a tool call's unparseable argument text travels to the loop, which reports
+#: it to the model as a tool error instead of failing the step.
+INVALID_JSON = "__invalid_json__"
+
+
+def decode_arguments(raw: str) -> dict[str, Any]:
+    """Tool-call arguments from the model's streamed JSON text.  Empty means no arguments;
+    anything that is not a JSON object comes back as ``{INVALID_JSON: raw}``."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_JSON: raw}
+    return value if isinstance(value, dict) else {INVALID_JSON: raw}
 
 
 @dataclass

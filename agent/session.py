@@ -22,7 +22,7 @@ from typing import Any
 from agent import events as ev
 from agent import pricing, spend
 from agent.gate import Approver, Gate
-from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart, clean_text
+from agent.messages import INVALID_JSON, Message, TextPart, ToolCallPart, ToolResultPart, clean_text
 from agent.prompt import assemble
 from agent.providers import (
     BudgetExceeded,
@@ -329,9 +329,9 @@ class Session:
             names = ", ".join(sorted(offered)) or "none"
             name = part.name if len(part.name) <= 100 else part.name[:100] + "..."
             raise ToolError(f"Unknown tool: {name}. Tools available now: {names}.")
-        if "__invalid_json__" in part.arguments or (not part.arguments and part.raw_arguments
+        if INVALID_JSON in part.arguments or (not part.arguments and part.raw_arguments
                                                      and part.raw_arguments.strip() != "{}"):
-            args = parse_arguments(part.name, part.arguments.get("__invalid_json__",
+            args = parse_arguments(part.name, part.arguments.get(INVALID_JSON,
                                                                  part.raw_arguments))
         else:
             args = dict(part.arguments)

@@ -21,14 +21,19 @@ every prompt token, including cache reads (``cached_tokens``) and cache writes
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
 from agent import hookimpl
-from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.messages import (
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    decode_arguments,
+)
 from agent.options import Option
 from agent.providers import (
     ProviderError,
@@ -69,7 +74,6 @@ ADAPTIVE_PREFIXES = ("claude-opus-4-6", "claude-mythos")
 ADAPTIVE_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "max"}
 
 #: The key under which a malformed tool-call argument string is handed to the core loop.
-INVALID_JSON = "__invalid_json__"
 
 _STOP = {
     "end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use",
@@ -99,17 +103,6 @@ def thinking_params(level: str, max_tokens: int, limit: int) -> tuple[int, dict[
         budget = max(MIN_BUDGET, min(budget, max_tokens - 1))
         max_tokens = max(max_tokens, budget + 1)
     return max_tokens, {"type": "enabled", "budget_tokens": budget}
-
-
-def decode_arguments(raw: str) -> dict[str, Any]:
-    """Tool input from the streamed JSON text; malformed → ``{"__invalid_json__": raw}``."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_JSON: raw}
-    return value if isinstance(value, dict) else {INVALID_JSON: raw}
 
 
 def _own_thinking(part: Any) -> bool:

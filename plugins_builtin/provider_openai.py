@@ -25,7 +25,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agent import hookimpl
-from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart
+from agent.messages import (
+    INVALID_JSON,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    decode_arguments,
+)
 from agent.options import Option
 from agent.providers import (
     Provider,
@@ -47,25 +54,11 @@ OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 EFFORTS = {"off": "none", "low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 
 #: The key under which a malformed tool-call argument string is handed to the core loop.
-INVALID_JSON = "__invalid_json__"
 
 _CHAT_STOP = {
     "stop": "end", "tool_calls": "tool_use", "function_call": "tool_use",
     "length": "max_tokens", "content_filter": "refusal",
 }
-
-
-def decode_arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments from the model's JSON text.  Empty means no arguments; anything
-    that is not a JSON object comes back as ``{"__invalid_json__": raw}`` for the loop to
-    report to the model as a tool error."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_JSON: raw}
-    return value if isinstance(value, dict) else {INVALID_JSON: raw}
 
 
 def encode_arguments(call: ToolCallPart) -> str:
