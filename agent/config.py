@@ -49,6 +49,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("tool_sets", type="list", default=["core", "edit-plus", "git"],
            help="tool sets offered: core (always), edit-plus, git, net"),
     Option("permission", type="dict", default={}, help="permission rules (docs/permissions.md)"),
+    Option("secrets_allow", type="list", default=[],
+           help="globs of secret-looking paths the tools may read and write anyway "
+                "(user config only; docs/security.md)"),
     Option("plugins", type="dict", default={},
            help="plugins.disabled / plugins.enabled: lists of plugin names"),
 )

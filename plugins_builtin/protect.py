@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from agent import Verdict, hookimpl
 from agent.pathparts import segments
 
@@ -31,6 +33,10 @@ def why_protected(parts: list[str]) -> str | None:
         return None
     if parts[-1] in LOCKFILES:
         return "a lockfile written by the package manager"
+    if parts[-1] == ".git":
+        # The repository itself, or the ".git" file of a worktree or submodule: rewriting
+        # it points git at another repository.
+        return DIRECTORIES[".git"]
     directories = parts[:-1]
     for i, directory in enumerate(directories):
         if directory in DIRECTORIES:
@@ -41,12 +47,33 @@ def why_protected(parts: list[str]) -> str | None:
     return None
 
 
+def _real_parts(path: str, workspace) -> list[str] | None:
+    """The segments of where ``path`` really leads (symlinks resolved), relative to the
+    workspace when inside it; None when it cannot be resolved."""
+    if workspace is None:
+        return None
+    root = os.path.realpath(workspace)
+    try:
+        real = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    except (OSError, ValueError):
+        return None
+    return segments(real, root)
+
+
 @hookimpl
 def agent_guard_tool_call(call, effects, session):
-    """Deny any call that would write or delete a protected path, whatever the tool."""
+    """Deny any call that would write or delete a protected path, whatever the tool: as
+    written, or where a symlink on the way leads."""
     workspace = getattr(session, "workspace", None)
     for path in effects.changed_paths:
         why = why_protected(segments(path, workspace))
+        if why is None:
+            real = _real_parts(path, workspace)
+            why = why_protected(real) if real is not None else None
+            if why:
+                target = "/".join(real or [])
+                return Verdict.deny(f"refusing to write {path}, which leads to {target} "
+                                    f"({why}). {ADVICE}", "protect")
         if why:
             return Verdict.deny(f"refusing to write {path} ({why}). {ADVICE}", "protect")
     return None

@@ -64,11 +64,14 @@ SECRET = [
     "credentials.json", "deploy/secrets.yaml", "secret.toml", "conf/credentials.ini",
     "secrets.yml", ".aws/config", ".ssh/known_hosts", "me/.gnupg/pubring.kbx",
     "C:\\Users\\me\\.aws\\credentials", "./a/../.env",
+    ".ENV", "Config/.Env.Local", ".env/prod.json", "deploy/.ENV/keys.txt", "prod.env",
+    "a.env.bak", "certs.PEM/readme.md", "ID_RSA",
 ]
 NOT_SECRET = [
     ".env.example", "docs/env.md", "src/environment.ts", ".envrc.md", "keynote.txt",
     "monkey.py", "id_rsa_notes.md", "credentials.py", "secrets_manager.go", "src/aws/client.py",
-    "ssh/README.md", "package.json", "README.md",
+    "ssh/README.md", "package.json", "README.md", ".env.sample", "docs/.env.template",
+    "environment/x.py", "src/envelope.ts",
 ]
 
 
@@ -93,6 +96,7 @@ PROTECTED = [
     "out/index.html", ".next/cache/x", ".nuxt/a", ".svelte-kit/b", "coverage/lcov.info",
     ".venv/lib/site.py", ".tox/py311/x", ".mypy_cache/a", ".pytest_cache/v", ".ruff_cache/x",
     ".turbo/log", ".parcel-cache/x", "web\\dist\\main.js",
+    ".git", "sub/.git", "vendor/lib/.GIT", "a/b/.git/config", "a/.git/modules/x/config",
 ]
 NOT_PROTECTED = [
     "src/gitignore-parser.ts", ".gitignore", ".github/workflows/ci.yml", "docs/dist-layout.md",
@@ -158,10 +162,12 @@ async def test_ordinary_writes_pass_and_run(boot):
     assert (config.workspace / "notes/todo.md").read_text() == "scribbled"
 
 
-def test_reads_and_commands_are_not_their_business(boot):
+def test_commands_are_not_their_business_but_reads_of_secrets_are(boot):
     _, hooks, _ = boot
-    effects = Effects(reads=(".env", ".git/config"), command="echo x > .env")
-    assert hooks.guard(ToolCall("c", "peek", {}), effects, None) == []
+    assert hooks.guard(ToolCall("c", "peek", {}), Effects(command="echo x > .env"), None) == []
+    assert hooks.guard(ToolCall("c", "peek", {}), Effects(reads=(".git/config",)), None) == []
+    verdicts = hooks.guard(ToolCall("c", "peek", {}), Effects(reads=("src/.ENV",)), None)
+    assert [(v.decision, v.source) for v in verdicts] == [("deny", "secrets")]
 
 
 async def test_a_refused_write_never_touches_the_disk(boot):

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
+from agent.secrets import policy_for
 
 from .common import READ_LIMIT, arg, os_errors, read_window, resolve
 
@@ -19,8 +20,18 @@ _WINDOW_PROPS: dict[str, Any] = {
 }
 
 
+def refuse_secret(ctx: ToolContext, path: str) -> None:
+    """The secrets policy, applied by the tool itself: a second wall behind the ``secrets``
+    guard, which holds even when that plugin is disabled."""
+    verdict = policy_for(ctx.config, ctx.workspace).check(path) if isinstance(path, str) \
+        else None
+    if verdict is not None:
+        raise ToolError(verdict.message("read"))
+
+
 async def run_read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = args["path"]
+    refuse_secret(ctx, path)
     real = resolve(ctx, path)
     body, count = read_window(real, path, arg(args, "offset", 1), arg(args, "limit", READ_LIMIT))
     return ToolResult(body, summary=f"{count} lines")
@@ -51,6 +62,7 @@ READ_FILE = Tool(
 def _read_one(ctx: ToolContext, item: dict[str, Any]) -> str:
     path = item.get("path")
     try:
+        refuse_secret(ctx, path)
         real = resolve(ctx, path)
         body, _ = read_window(real, path, arg(item, "offset", 1), arg(item, "limit", READ_LIMIT))
     except ToolError as exc:

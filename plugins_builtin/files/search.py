@@ -2,13 +2,16 @@
 
 Both engines search the same list of files: the ignore-aware walker (``agent.walk``) picks
 them, so ``.agentignore`` and ``.gitignore`` behave identically either way and the output order
-is the walker's (breadth first, by name).  ripgrep gets the files as explicit arguments, runs
-single-threaded so its output follows that order, and is stopped as soon as the hit limit is
-passed.  The fallback runs when ripgrep is missing, fails for a reason other than the regex,
-or when ``grep_fallback`` (``AGENT_GREP_FALLBACK=1``) asks for it.  Output is identical:
-``path:line: text`` lines, text clipped to 300 characters, at most 200 hits, then
-``... [hit limit 200]``.  The regex dialects differ: Rust's (no look-around, no
-backreferences) with ripgrep, Python's ``re`` in the fallback.
+is the walker's (breadth first, by name).  Secret files (:mod:`agent.secrets`: ``.env``,
+keys, anything under ``.ssh/`` or a ``.env/`` directory, links leading to one) are taken
+out of that list, so neither engine opens them, and the result says which were skipped.
+ripgrep gets the files as explicit arguments, runs single-threaded so its output follows
+that order, and is stopped as soon as the hit limit is passed.  The fallback runs when
+ripgrep is missing, fails for a reason other than the regex, or when ``grep_fallback``
+(``AGENT_GREP_FALLBACK=1``) asks for it.  Output is identical: ``path:line: text`` lines,
+text clipped to 300 characters, at most 200 hits, then ``... [hit limit 200]``.  The regex
+dialects differ: Rust's (no look-around, no backreferences) with ripgrep, Python's ``re``
+in the fallback.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.paths import is_inside
+from agent.secrets import SecretsPolicy, policy_for
 from agent.walk import walk_entries
 
 from .common import BINARY_PROBE, os_errors
@@ -66,11 +70,15 @@ def format_hit(path: str, line_no: int, text: str) -> str:
     return f"{path}:{line_no}: {text[:LINE_CLIP]}"
 
 
-def candidate_files(root: Path, include: str, include_ignored: bool) -> list[str]:
-    """The files grep searches: walked, filtered by ``include``, links kept inside ``root``."""
+def candidate_files(root: Path, include: str, include_ignored: bool,
+                    policy: SecretsPolicy | None = None) -> tuple[list[str], list[str]]:
+    """The files grep searches: walked, filtered by ``include``, links kept inside ``root``;
+    and the secret files left out by the secrets policy (judged by name and, for a link, by
+    where it leads), which neither engine ever opens."""
     matcher = file_glob(include)
     root_real = Path(os.path.realpath(root))
-    files = []
+    policy = policy or SecretsPolicy(root_real)
+    files, secret = [], []
     for entry in walk_entries(root_real, include_ignored=include_ignored):
         if not matcher.fullmatch(entry.path):
             continue
@@ -78,8 +86,20 @@ def candidate_files(root: Path, include: str, include_ignored: bool) -> list[str
             target = Path(os.path.realpath(root_real / entry.path))
             if not is_inside(root_real, target) or not target.is_file():
                 continue  # never read through a link leading out, or to a pipe or device
+        if policy.is_secret(entry.path):
+            secret.append(entry.path)
+            continue
         files.append(entry.path)
-    return files
+    return files, secret
+
+
+def secret_note(secret: list[str]) -> str:
+    """The line telling the model which files were not searched, and why."""
+    shown = ", ".join(secret[:10]) + (f" and {len(secret) - 10} more" if len(secret) > 10
+                                      else "")
+    noun = "file" if len(secret) == 1 else "files"
+    return (f"[{len(secret)} secret {noun} not searched (secrets policy): {shown}. Ask the "
+            "user for the values you need.]")
 
 
 def finish(hits: list[str], more: bool) -> str:
@@ -333,8 +353,9 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     include = relative_pattern(ctx, args.get("include") or DEFAULT_INCLUDE) or DEFAULT_INCLUDE
     ignore_case = bool(args.get("ignoreCase"))
     root = Path(os.path.realpath(ctx.workspace))
-    files = await asyncio.to_thread(candidate_files, root, include,
-                                    bool(args.get("includeIgnored")))
+    files, secret = await asyncio.to_thread(candidate_files, root, include,
+                                            bool(args.get("includeIgnored")),
+                                            policy_for(ctx.config, root))
     rg = None if fallback_forced(ctx) else find_rg(
         ctx.config.get("rg_path") if ctx.config is not None else None)
     result: tuple[list[str], bool] | None = None
@@ -355,8 +376,10 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
                             "or the pattern.") from None
     hits, more = result
-    return ToolResult(finish(hits, more),
-                      summary=f"{len(hits)} hits" if hits else "No matches.")
+    output = finish(hits, more)
+    if secret:
+        output += "\n" + secret_note(secret)
+    return ToolResult(output, summary=f"{len(hits)} hits" if hits else "No matches.")
 
 
 def _grep_effects(args: dict[str, Any]) -> Effects:
@@ -369,7 +392,8 @@ GREP = Tool(
         "Search file contents with a regular expression (ripgrep syntax). Returns "
         "`path:line: text` lines, at most 200. `include` is a glob narrowing the files "
         "(`*.py` matches in every directory, `src/**/*.ts` a path). Skips binary files and "
-        "files ignored by .gitignore/.agentignore unless includeIgnored is set."),
+        "files ignored by .gitignore/.agentignore unless includeIgnored is set. Secret files "
+        "(.env, keys, credentials) are never searched; the result lists them."),
     run=os_errors(run_grep),
     parameters={
         "type": "object",

@@ -1,0 +1,213 @@
+"""The secrets policy: which paths hold credentials, judged the same way for every tool.
+
+One definition serves every reader and writer: the file tools (``read_file``,
+``read_many_files``, ``grep``), the git tools (a secret path's content is cut out of their
+output), the ``secrets`` guard (any tool's effects, reads and writes alike) and the sandbox,
+which hides the same files from commands (:func:`find_secret_paths`).
+
+A path is secret when any of its segments is a secret name: so a directory named like a secret
+file (``.env/``) hides everything under it, as ``.ssh/`` does.  Matching is case-insensitive
+(``.ENV``), both separators count, ``.`` and ``..`` are folded, and the path is judged twice:
+as written, and where it really leads once symlinks are resolved (``notes.txt`` pointing at
+``.env`` is ``.env``; a link to ``~/.ssh/id_rsa`` is an SSH key).  Only the user's own config
+can open a secret path: ``secrets_allow`` lists globs (workspace-relative, matched against
+every spelling that makes the path secret); a project's ``.agent/config.toml`` cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.globmatch import glob_match
+from agent.pathparts import segments
+
+#: Directories whose whole content is credentials.
+SECRET_DIRS = frozenset({".aws", ".ssh", ".gnupg"})
+#: Extensions of keys and certificates.
+KEY_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
+#: Dotfiles that hold registry or database credentials.
+CREDENTIAL_DOTFILES = frozenset({".npmrc", ".pypirc", ".netrc", ".pgpass"})
+#: Environment-file templates: meant to be committed and read, never hold real values.
+ENV_TEMPLATES = (".example", ".sample", ".template")
+
+_SSH_KEYS = re.compile(r"^id_(rsa|ed25519|ecdsa|dsa)(\.pub)?$")
+_CREDENTIAL_FILES = re.compile(r"^(credentials|secrets?)\.(json|ya?ml|toml|ini)$")
+
+#: The same rules as case-insensitive globs over one path segment, for tools that take
+#: patterns (the sandbox's hide list, ripgrep ``--iglob``, documentation).  Templates
+#: (``.env.example``) are the exception :func:`why_secret_name` makes.
+SECRET_NAME_GLOBS: tuple[str, ...] = (
+    ".env", "*.env", "*.env.*",
+    *(f"*{ext}" for ext in KEY_EXTENSIONS),
+    "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
+    "id_rsa.pub", "id_ed25519.pub", "id_ecdsa.pub", "id_dsa.pub",
+    *sorted(CREDENTIAL_DOTFILES),
+    *(f"{stem}.{ext}" for stem in ("credentials", "secret", "secrets")
+      for ext in ("json", "yaml", "yml", "toml", "ini")),
+    *sorted(SECRET_DIRS),
+)
+
+
+def why_secret_name(name: str) -> str | None:
+    """Why one lower-cased path segment (a file or directory name) is a secret, or None."""
+    if name in SECRET_DIRS:
+        return f"{name} holds credentials"
+    if _is_env_file(name):
+        return "environment files hold secrets"
+    if name.endswith(KEY_EXTENSIONS):
+        return "keys and certificates are secrets"
+    if _SSH_KEYS.match(name):
+        return "SSH keys are secrets"
+    if name in CREDENTIAL_DOTFILES:
+        return f"{name} holds registry or database credentials"
+    if _CREDENTIAL_FILES.match(name):
+        return "credentials files hold secrets"
+    return None
+
+
+def _is_env_file(name: str) -> bool:
+    if not (name == ".env" or name.endswith(".env") or ".env." in name):
+        return False
+    return not name.endswith(ENV_TEMPLATES)
+
+
+def why_secret(parts: list[str]) -> str | None:
+    """Why a path made of ``parts`` (lower-cased segments, see
+    :func:`agent.pathparts.segments`) holds secrets, or None.
+
+    Every segment counts: ``.ssh/known_hosts`` and ``.env/prod`` are secret because of the
+    directory they are in.
+    """
+    for i, part in enumerate(parts):
+        why = why_secret_name(part)
+        if why is None:
+            continue
+        if i < len(parts) - 1:
+            return f"everything under {part}/ is secret ({why})"
+        return why
+    return None
+
+
+@dataclass(frozen=True)
+class SecretVerdict:
+    """A refused path: the spelling that made it secret, and why."""
+
+    path: str
+    spelling: str
+    why: str
+
+    def message(self, verb: str = "read") -> str:
+        """The sentence the model reads."""
+        via = "" if self.spelling == self.path else f" (it leads to {self.spelling})"
+        return (f"refusing to {verb} {self.path}{via}: {self.why}. Ask the user for the values "
+                "you need, or to add the path to secrets_allow in their config.")
+
+
+class SecretsPolicy:
+    """The secrets policy of one workspace, with the user's ``secrets_allow`` globs."""
+
+    def __init__(self, workspace: Path | str | None, allow: Iterable[str] = ()) -> None:
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.root_real = (Path(os.path.realpath(self.workspace))
+                          if self.workspace is not None else None)
+        self.allow = tuple(str(p).replace("\\", "/").lower() for p in allow if str(p).strip())
+
+    def spellings(self, path: str) -> list[str]:
+        """The spellings a path is judged by: as written (folded, workspace-relative when
+        inside) and its real target (workspace-relative when inside, else absolute)."""
+        parts = segments(path, self.workspace)
+        written = "/".join(parts) or "."
+        stripped = path.replace("\\", "/").strip()
+        if stripped.startswith("/") and not (self.workspace is not None and _inside(
+                Path(str(self.workspace)), posixpath.normpath(stripped))):
+            written = "/" + written  # absolute and outside: keep it absolute for allow globs
+        out = [written]
+        if self.root_real is not None:
+            try:
+                real = os.path.realpath(self.root_real / os.path.expanduser(path))
+            except (OSError, ValueError):  # a NUL byte: the tools refuse the path anyway
+                real = ""
+            if real:
+                out.append("/".join(segments(real, self.root_real)) if _inside(
+                    self.root_real, real) else real.replace("\\", "/").lower())
+        return list(dict.fromkeys(out))
+
+    def _allowed(self, spelling: str) -> bool:
+        return any(glob_match(pattern, spelling.lower()) for pattern in self.allow)
+
+    def check(self, path: str) -> SecretVerdict | None:
+        """The reason ``path`` may not be read or written, or None when it may.
+
+        Each spelling that is secret must be allowed by ``secrets_allow`` on its own, so a
+        link the user allowed cannot open the key it points at.
+        """
+        for spelling in self.spellings(path):
+            why = why_secret(segments(spelling))
+            if why is not None and not self._allowed(spelling):
+                return SecretVerdict(path, spelling, why)
+        return None
+
+    def is_secret(self, path: str) -> bool:
+        """Whether :meth:`check` refuses ``path``."""
+        return self.check(path) is not None
+
+
+def _inside(root_real: Path, real: str) -> bool:
+    root = str(root_real).rstrip("/")
+    return real == root or real.startswith(root + "/")
+
+
+def policy_for(config: Any, workspace: Path | str | None = None) -> SecretsPolicy:
+    """The policy for a config (its ``workspace`` and ``secrets_allow``); works with a
+    missing config too (no allows)."""
+    if workspace is None:
+        workspace = getattr(config, "workspace", None)
+    allow: Any = ()
+    if config is not None:
+        getter = getattr(config, "get", None)
+        allow = (getter("secrets_allow") if callable(getter) else None) or ()
+    if isinstance(allow, str):
+        allow = (allow,)
+    return SecretsPolicy(workspace, allow)
+
+
+def find_secret_paths(root: Path | str, policy: SecretsPolicy | None = None, *,
+                      limit: int = 100_000) -> list[Path]:
+    """Every secret file or directory under ``root`` (ignored files included), for the
+    sandbox to hide.  A secret directory is listed once and not entered; ``.git`` and
+    symlinked directories are not entered; a symlink named like a secret is listed (hide
+    the link) and a link pointing at a secret inside ``root`` is not needed (its target is
+    listed).  At most ``limit`` entries are visited, so a huge tree costs a bounded walk.
+    """
+    policy = policy or SecretsPolicy(root)
+    base = Path(os.path.realpath(root))
+    found: list[Path] = []
+    visited = 0
+    stack = [base]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            visited += 1
+            if visited > limit:
+                return found
+            rel = os.path.relpath(entry.path, base).replace(os.sep, "/")
+            if why_secret_name(entry.name.lower()) is not None and not policy._allowed(rel):
+                found.append(Path(entry.path))
+                continue
+            try:
+                if entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+            except OSError:
+                continue
+    return found
