@@ -26,6 +26,14 @@ from agent.config import ConfigError  # noqa: E402
 from agent.options import Option  # noqa: E402
 from agent.prompt import Fragment  # noqa: E402
 from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
+from agent.sandbox import (  # noqa: E402
+    OFF,
+    READ_ONLY,
+    WORKSPACE_WRITE,
+    Sandbox,
+    SandboxProcess,
+    sandbox_for,
+)
 from agent.tools import (  # noqa: E402
     NO_EFFECTS,
     UNKNOWN_EFFECTS,
@@ -43,4 +51,5 @@ __all__ = [
     "__version__", "hookimpl", "Block", "SlashCommand", "ConfigError", "Option", "Fragment",
     "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
     "Effects", "Tool", "ToolCall", "ToolContext", "ToolError", "ToolResult", "tool", "Verdict",
+    "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent import permissions
+from agent import permissions, sandbox
 from agent.tools import Effects, Tool, ToolCall
 from agent.verdict import Verdict
 
@@ -134,6 +134,9 @@ class Gate:
         asks = [v for v in guards if v.decision == "ask"]
         if asks:
             return asks[0], "guard"
+        floor = sandbox.approval_floor(self.config, effects)
+        if floor is not None and rule.decision == "allow":
+            return floor, "sandbox"  # no sandbox here, or network asked for: never auto
         return rule, "rule"
 
     async def decide(self, call: ToolCall, tool: Tool, effects: Effects,
@@ -143,7 +146,10 @@ class Gate:
             prefix = f"Blocked by the {verdict.source} plugin: " if by == "guard" else ""
             return GateDecision(False, by, prefix + verdict.reason, verdict.source)
         needs_ask = verdict.decision == "ask"
-        if needs_ask and self.grants.covers(call.name, effects):
+        # Network for a command is approved per call: an "always" given without it must not
+        # carry it along.
+        if needs_ask and not (by == "sandbox" and effects.network) \
+                and self.grants.covers(call.name, effects):
             needs_ask = False
         repeating = False
         if call.origin == "model":

@@ -231,6 +231,14 @@ class Hooks:
                                         verdict.source or plugin))
         return verdicts
 
+    def secret_matchers(self, config: Any) -> list[Callable[..., Any]]:
+        """Every plugin's secret-path matchers, in plugin-name order (errors isolated)."""
+        found: list[Callable[..., Any]] = []
+        for _, result in self._each("agent_secret_matchers", config=config):
+            items = result if isinstance(result, (list, tuple)) else [result]
+            found.extend(m for m in items if callable(m))
+        return found
+
     def tool_result(self, call: ToolCall, result: ToolResult, session: Any) -> ToolResult:
         """Each plugin sees the previous plugin's replacement (errors isolated)."""
         for plugin, fn, argnames in self._impls("agent_tool_result"):

@@ -226,6 +226,25 @@ def agent_guard_tool_call(call, effects, session):
 
 
 @hookspec
+def agent_secret_matchers(config):
+    """Say which workspace paths hold secrets, for the sandbox to hide from every command.
+
+    Return a callable (or a list of them) taking a path's lower-cased segments relative to
+    the workspace (``["config", ".env"]``) and returning why it holds secrets (a short
+    reason) or None.  The sandbox walks the workspace with every plugin's matchers plus the
+    core's own list (``.env`` files, ``*.pem``) and hides each match from ``bash``, git and
+    every other process it starts (files read as unreadable, directories as empty).  A
+    matcher that raises counts as "secret" (fail closed).  Called once per run.
+
+    Example::
+
+        @hookimpl
+        def agent_secret_matchers(config):
+            return lambda parts: "vault files" if parts[-1].endswith(".vault") else None
+    """
+
+
+@hookspec
 def agent_prompt_fragments(session):
     """Contribute system prompt fragments; called before every model request.
 

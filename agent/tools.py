@@ -33,6 +33,9 @@ class Effects:
     command: str | None = None
     urls: tuple[str, ...] = ()
     opaque: bool = False
+    #: The command asks to run with network access (the sandbox blocks it otherwise); the
+    #: gate always asks about it unless ``sandbox_network = true``.
+    network: bool = False
 
     @property
     def mutating(self) -> bool:
