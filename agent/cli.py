@@ -247,9 +247,12 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
                 print(f"agent: the session was not fully saved: {session.recorder.error}",
                       file=sys.stderr)
             if getattr(session.recorder, "forked_from", None):
+                from agent.sessions_core import RESUME_ID_LENGTH
+
                 print(f"agent: another agent process continued session "
                       f"{session.recorder.forked_from[:8]} at the same time; this run was "
-                      f"saved as a new session (agent -r {session.id[:13]})", file=sys.stderr)
+                      f"saved as a new session (agent -r {session.id[:RESUME_ID_LENGTH]})",
+                      file=sys.stderr)
             session.recorder.close()
         hooks.unconfigure(config)
 

@@ -86,6 +86,18 @@ def short_id(store: Store, session_id: str, minimum: int = 8) -> str:
     return session_id[:max(minimum, shared + 1)]
 
 
+#: Characters of a printed resume id: the whole 48-bit millisecond timestamp (13 characters
+#: with its dash) plus the next 12 random bits. A later session can only share this prefix if
+#: it starts in the same millisecond *and* draws the same 12 bits (1 in 4,096), so the command
+#: printed at exit keeps working as more sessions are started.
+RESUME_ID_LENGTH = 18
+
+
+def resume_id(store: Store, session_id: str) -> str:
+    """The id to print in an ``agent -r`` hint: unique now and unlikely ever to collide."""
+    return short_id(store, session_id, minimum=RESUME_ID_LENGTH)
+
+
 def session_line(store: Store, record: SessionRecord, *, with_cwd: bool = False) -> str:
     """``<id8>  <YYYY-MM-DD HH:MM>  <N>msg  <title>`` (plus the directory when asked)."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.updated_at))
@@ -483,7 +495,7 @@ def clear(session: Any) -> str:
         recorder.detach()
         if had_messages:
             return (f"started a new session; the previous one is saved "
-                    f"(agent -r {short_id(recorder.store, old_id)})")
+                    f"(agent -r {resume_id(recorder.store, old_id)})")
     return "started a new session"
 
 
@@ -494,12 +506,12 @@ def farewell(session: Any) -> str:
     count = len(session.messages)
     title = ""
     recorder = session.recorder
-    sid = session.id[:8]
+    sid = session.id[:RESUME_ID_LENGTH]
     if recorder is not None:
         try:
             record = recorder.store.get_session(session.id)
             title = record.title if record else ""
-            sid = short_id(recorder.store, session.id)
+            sid = resume_id(recorder.store, session.id)
         except (sqlite3.Error, StoreError):
             pass
     if recorder is None or recorder.error:

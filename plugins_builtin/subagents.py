@@ -342,7 +342,8 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
 @hookimpl
 def agent_addoption(options):
     options.add(Option("subagent", type="bool", default=True, flag="--no-subagent",
-                       negate=True, help="offer the task tool (subagents)"))
+                       negate=True,
+                       help="offer no task tool: no subagents this run (default: offer it)"))
     options.add(Option("subagent_concurrency", type="int", default=3,
                        help="subagents that may run at the same time"))
     options.add(Option("subagent_model", help="model id for subagents (default: the "

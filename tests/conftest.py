@@ -1,3 +1,56 @@
-"""Shared fixtures: the same ones plugin authors get from ``agent.testing.pytest_plugin``."""
+"""Shared fixtures: the same ones plugin authors get from ``agent.testing.pytest_plugin``.
+
+The example third-party plugin in ``tests/example_plugin`` is made discoverable for this test
+run only: its package and a ``dist-info`` (what pip would write) go into a throwaway directory
+put on ``sys.path`` and ``PYTHONPATH``. Nothing is installed into the user's environment, so
+their own ``agent`` keeps exactly the shipped plugins after the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
 
 pytest_plugins = ["agent.testing.pytest_plugin"]
+
+EXAMPLE_SOURCE = Path(__file__).parent / "example_plugin"
+_throwaway: list[Path] = []
+
+
+def lay_out_distribution(source: Path, target: Path) -> None:
+    """Copy a pure-Python project into ``target`` with the dist-info pip would write for it."""
+    project = tomllib.loads((source / "pyproject.toml").read_text())["project"]
+    name, version = project["name"], project["version"]
+    for package in tomllib.loads((source / "pyproject.toml").read_text())["tool"][
+            "setuptools"]["packages"]:
+        shutil.copytree(source / package, target / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    info = target / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        f"Summary: {project.get('description', '')}\n")
+    groups = project.get("entry-points", {})
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in entries.items()) + "\n"
+        for group, entries in groups.items()))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    target = Path(tempfile.mkdtemp(prefix="agent-test-plugins-"))
+    _throwaway.append(target)
+    lay_out_distribution(EXAMPLE_SOURCE, target)
+    sys.path.insert(0, str(target))
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(target), previous]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for path in _throwaway:
+        shutil.rmtree(path, ignore_errors=True)

@@ -24,9 +24,11 @@ from agent.sessions_core import (
     clear,
     farewell,
     find_session,
+    lookup,
     make_title,
     open_session,
     resume,
+    resume_id,
     short_id,
 )
 from agent.store import SessionRecord, Store, UsageEntry
@@ -410,10 +412,33 @@ def test_farewell_names_the_resume_commands(boot):
     session = open_session(offline_runtime(config, hooks))
     session._append(Message.user("tidy the imports"))
     text = farewell(session)
-    sid = short_id(session.recorder.store, session.id)
+    sid = resume_id(session.recorder.store, session.id)
     assert text == ('Good bye.\nSaved 1 message: "tidy the imports"\n\nResume it with:\n'
                     "  agent -c    newest session in this directory\n"
                     f"  agent -r {sid}    this session by id")
+
+
+def test_the_printed_resume_id_still_resumes_after_more_sessions_start(boot):
+    # Sessions started within a minute share their first 8 characters (time bits); the id
+    # printed at exit must keep naming only this session as later ones are created.
+    config, hooks = boot
+    session = open_session(offline_runtime(config, hooks))
+    session._append(Message.user("the first one"))
+    printed = farewell(session).rsplit("agent -r ", 1)[1].split()[0]
+    store = session.recorder.store
+    later_ids = []
+    for n in range(5):
+        later = open_session(offline_runtime(config, hooks), store=store)
+        later._append(Message.user(f"a later one {n}"))
+        later_ids.append(later.id)
+    assert any(other[:8] == session.id[:8] for other in later_ids)  # the case that failed
+    assert lookup(store, printed).id == session.id
+    old_id = session.id
+    hint = clear(session).rsplit("agent -r ", 1)[1].rstrip(")")
+    for n in range(3):
+        later = open_session(offline_runtime(config, hooks), store=store)
+        later._append(Message.user(f"after the clear {n}"))
+    assert lookup(store, hint).id == old_id
 
 
 def test_clear_on_an_unsaved_session(boot):

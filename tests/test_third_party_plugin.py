@@ -1,4 +1,7 @@
-"""The example plugin in tests/example_plugin, pip-installed (CI installs it), used for real."""
+"""The example plugin in tests/example_plugin, found through the entry point group, used for real.
+
+conftest.py lays it out as a distribution in a throwaway directory for the test run only.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,26 @@ def base(fake_provider):
 
 def test_example_plugin_is_installed_through_the_entry_point_group():
     names = {ep.name for ep in importlib.metadata.entry_points(group="agent.plugins")}
-    assert "example" in names, "pip install ./tests/example_plugin first (README test command)"
+    assert "example" in names
+
+
+def shipped_plugin_names() -> set[str]:
+    import configparser
+    from pathlib import Path
+
+    setup = configparser.ConfigParser()
+    setup.read(Path(__file__).parents[1] / "setup.cfg")
+    lines = setup["options.entry_points"]["agent.plugins"].strip().splitlines()
+    return {line.split("=")[0].strip() for line in lines}
+
+
+def test_the_users_own_agent_lists_exactly_the_shipped_plugins(tmp_path):
+    # The environment the tests ran in, without this run's throwaway PYTHONPATH: what the
+    # user's own `agent` sees afterwards.
+    proc = run_agent(["plugins", "list"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH="")
+    assert proc.returncode == 0, proc.stderr
+    listed = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert listed == shipped_plugin_names()
 
 
 def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
