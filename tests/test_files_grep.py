@@ -128,6 +128,17 @@ async def test_hit_limit_200_both_engines(tmp_path):
 
 
 @needs_rg
+async def test_one_file_with_more_than_200_hits_gets_the_limit_note(tmp_path):
+    env = boot_files(tmp_path)
+    env.write("big.txt", "".join(f"match {n}\n" for n in range(250)))
+    rg, py = await _both(env, {"pattern": "match"})
+    for result in (rg, py):
+        lines = result.output.splitlines()
+        assert len(lines) == 201, result.output[-200:]
+        assert lines[-2] == "big.txt:200: match 199" and lines[-1] == "... [hit limit 200]"
+
+
+@needs_rg
 async def test_invalid_regex(tmp_path):
     env = boot_files(tmp_path)
     env.write("a.txt", "x\n")

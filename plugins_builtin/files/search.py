@@ -147,11 +147,13 @@ async def _rg_chunk(rg: str, root: Path, pattern: str, ignore_case: bool, files:
                 text_files[path] = False
         return text_files[path]
 
+    # --max-count is one past the limit: a single file with more hits than that must still
+    # produce the hit-limit note.
     # --text: ripgrep's own binary detection depends on its I/O strategy (memory map or
     # buffered reads, chosen by how many files it is given), so it is switched off and the
     # 8 KB NUL rule is applied to the files that have hits instead.
     argv = [rg, "--no-config", "--line-number", "--with-filename", "--no-heading", "--color",
-            "never", "--null", "--text", "--threads", "1", "--max-count", str(MAX_HITS),
+            "never", "--null", "--text", "--threads", "1", "--max-count", str(MAX_HITS + 1),
             "--no-ignore", "--hidden"]
     if ignore_case:
         argv.append("--ignore-case")
@@ -332,7 +334,7 @@ def search_python(root: Path, regex: re.Pattern[str], files: list[str],
                 per_file += 1
                 if len(hits) > MAX_HITS:
                     return hits[:MAX_HITS], True
-                if per_file >= MAX_HITS:
+                if per_file > MAX_HITS:  # one past the limit, so the note is given
                     break
     return hits, False
 
