@@ -1,32 +1,44 @@
 """Markdown files that start with a ``---`` frontmatter block (skills, custom commands).
 
-Only flat ``key: value`` lines are read: single-line values, surrounding quotes stripped.
-This is deliberately not YAML: lists, nested tables and multi-line values are ignored rather
-than interpreted, so a file means the same thing to every reader and parsing cannot fail::
+The block is YAML, as in the skill and command files of other agents::
 
     ---
     name: review
-    description: "Review a change for correctness first"
+    description: |
+      Review a change for correctness first,
+      then for style.
     ---
     The body, everything after the closing line.
+
+Only scalar values are kept (strings, numbers, booleans, as text); lists and nested tables are
+left out of ``meta``.  A block of plain one-line ``key: value`` pairs is read without loading
+the YAML parser (most files, and the cheap path at startup); anything else — block scalars
+(``|``, ``>``), continuation lines, flow collections — goes through PyYAML's safe loader.
+Frontmatter that is not valid YAML is reported in ``problem`` with its line, never guessed at.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 _KEY_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+#: A value that starts YAML syntax the flat reader does not speak: a block scalar (``|``,
+#: ``>``), a flow collection, an anchor, alias or tag, or a reserved character.
+_YAML_VALUE = re.compile(r"^[|>\[{&*!%@`]")
 
 
 @dataclass(frozen=True)
 class Document:
-    """A parsed file: ``meta`` holds the frontmatter's flat keys (empty when the file has no
-    frontmatter), ``body`` the text after it, untrimmed."""
+    """A parsed file: ``meta`` holds the frontmatter's scalar keys (empty when the file has
+    no frontmatter), ``body`` the text after it, untrimmed; ``problem`` says why the
+    frontmatter could not be read (then ``meta`` is empty)."""
 
     meta: dict[str, str] = field(default_factory=dict)
     body: str = ""
     has_frontmatter: bool = False
+    problem: str = ""
 
 
 def unquote(value: str) -> str:
@@ -40,9 +52,7 @@ def parse(text: str) -> Document:
     """Split ``text`` into frontmatter keys and body.
 
     The frontmatter is the block between a first line ``---`` and the next line ``---``.
-    Without both lines the whole text is the body.  Indented lines, list items, comments
-    and keys with an empty value (the start of a nested block) are skipped; a repeated key
-    keeps its last value.
+    Without both lines the whole text is the body.  A repeated key keeps its last value.
     """
     text = text.removeprefix("\ufeff")
     lines = text.splitlines(keepends=True)
@@ -53,15 +63,46 @@ def parse(text: str) -> Document:
             break
     else:
         return Document(body=text)
+    block = [raw.rstrip("\r\n") for raw in lines[1:end]]
+    body = "".join(lines[end + 1:])
+    flat = _read_flat(block)
+    if flat is not None:
+        return Document(meta=flat, body=body, has_frontmatter=True)
+    meta, problem = _read_yaml("\n".join(block))
+    return Document(meta=meta, body=body, has_frontmatter=True, problem=problem)
+
+
+def _read_flat(block: list[str]) -> dict[str, str] | None:
+    """The keys of a block made only of one-line ``key: value`` pairs, or None."""
     meta: dict[str, str] = {}
-    for raw in lines[1:end]:
-        line = raw.rstrip("\r\n")
-        if not line.strip() or line[0] in " \t-#":
+    for line in block:
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _KEY_VALUE.match(line)
-        if match is None:
-            continue
-        key, value = match.group(1), unquote(match.group(2))
-        if value:
-            meta[key] = value
-    return Document(meta=meta, body="".join(lines[end + 1:]), has_frontmatter=True)
+        if match is None or not match.group(2) or _YAML_VALUE.match(match.group(2)):
+            return None
+        meta[match.group(1)] = unquote(match.group(2))
+    return meta
+
+
+def _read_yaml(source: str) -> tuple[dict[str, str], str]:
+    import yaml  # only for the files that need it: ~25 ms to import
+
+    try:
+        data: Any = yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return {}, f"frontmatter is not valid YAML{where}: {reason}"
+    if data is None:
+        return {}, ""
+    if not isinstance(data, dict):
+        return {}, "frontmatter is not a table of keys and values"
+    meta: dict[str, str] = {}
+    for key, value in data.items():
+        if isinstance(value, bool):
+            meta[str(key)] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            meta[str(key)] = str(value)
+    return meta, ""

@@ -190,6 +190,8 @@ def read_command(path: Path, origin: str) -> CustomCommand | str:
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot be read: {exc}"
     doc = frontmatter.parse(text)
+    if doc.problem:
+        return doc.problem
     body = doc.body.strip()
     if not body:
         return "the template is empty"

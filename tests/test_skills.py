@@ -51,6 +51,36 @@ def test_frontmatter_reads_flat_keys_and_strips_quotes():
     assert doc.body == "Body\n"
 
 
+def test_multi_line_descriptions_are_read_as_yaml():
+    for text in ("description: |\n  Review a change\n  for correctness.\n",
+                 "description: >\n  Review a change\n  for correctness.\n",
+                 "description: Review a change\n  for correctness.\n"):
+        doc = frontmatter.parse(f"---\nname: multi\n{text}---\nbody\n")
+        assert doc.problem == ""
+        assert " ".join(doc.meta["description"].split()) == "Review a change for correctness."
+
+
+def test_a_block_scalar_description_reaches_the_catalogue_the_model_sees(dirs, fake_provider):
+    ws, home = dirs
+    folder = ws / ".agent" / "skills"
+    folder.mkdir(parents=True)
+    (folder / "multi.md").write_text("---\nname: multi\ndescription: |\n  Two\n  lines\n---\n"
+                                     "Do it.\n")
+    fake_provider.script(Reply.text("ok"))
+    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
+                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    system = system_of(fake_provider.requests[0])
+    assert "\n- multi: Two lines" in system and "- multi: |" not in system
+
+
+def test_frontmatter_that_is_not_yaml_is_refused_with_its_line():
+    text = "---\nname: bad\ndescription: |\n  fine\n bad: [unclosed\n---\nbody\n"
+    reason = library.parse_skill(text, "project")
+    assert isinstance(reason, str) and reason.startswith("frontmatter is not valid YAML")
+    assert "line" in reason
+
+
 def test_frontmatter_needs_both_fence_lines():
     assert frontmatter.parse("---\nname: x\nno closing line\n").meta == {}
     assert not frontmatter.parse("name: x\n---\n").has_frontmatter

@@ -86,6 +86,8 @@ def check_skill(data: bytes, name: str) -> tuple[str, list[str]]:
     problems = []
     if not doc.has_frontmatter:
         problems.append("it has no --- frontmatter")
+    if doc.problem:
+        problems.append(f"its {doc.problem}")
     if doc.meta.get("name", "").strip() != name:
         problems.append(f"its frontmatter name is {doc.meta.get('name', '').strip()!r}, "
                         f"not {name!r}")

@@ -77,6 +77,8 @@ def parse_skill(text: str, origin: str, path: str = "") -> Skill | str:
     doc = frontmatter.parse(text)
     if not doc.has_frontmatter:
         return "no --- frontmatter"
+    if doc.problem:
+        return doc.problem
     name = doc.meta.get("name", "").strip()
     description = " ".join(doc.meta.get("description", "").split())
     if not name:
