@@ -47,10 +47,38 @@ environment:
 
 
 def version_line() -> str:
+    """``agent X  python Y  os-arch``, then where this agent runs from (see :func:`origin`)."""
     import platform
 
     return (f"agent {__version__}  python {platform.python_version()}  "
-            f"{platform.system().lower()}-{platform.machine()}")
+            f"{platform.system().lower()}-{platform.machine()}\n{origin()}")
+
+
+def origin() -> str:
+    """Whether this is an installed package or a source checkout, and where it lives.
+
+    Decided by where the ``agent`` package was imported from (an installed copy lives in the
+    interpreter's site-packages), and for a checkout by pip's ``direct_url.json``, which
+    marks an editable install. Only file-system reads: ``--version`` stays fast."""
+    import json
+    import sysconfig
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent.parent
+    paths = sysconfig.get_paths()
+    site_dirs = {Path(paths[key]).resolve() for key in ("purelib", "platlib")}
+    if here in site_dirs:
+        return f"installed package: {here / 'agent'}"
+    for site_dir in site_dirs:
+        for info in site_dir.glob("agent_cli-*.dist-info/direct_url.json"):
+            try:
+                record = json.loads(info.read_text())
+            except (OSError, ValueError):
+                continue
+            if record.get("dir_info", {}).get("editable") and \
+                    record.get("url", "").removeprefix("file://") == str(here):
+                return f"editable install of the source checkout: {here}"
+    return f"source checkout, not installed: {here}"
 
 
 def _early_parser() -> argparse.ArgumentParser:

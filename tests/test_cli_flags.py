@@ -93,3 +93,37 @@ def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
         results[with_flag] = EFFECTS[flag](request_tools(fake_provider),
                                            system_prompt(fake_provider), run)
     assert results == {False: True, True: False}, f"{flag}: on without it, off with it"
+
+
+# ---- agent -v says where it runs from --------------------------------------------------------
+
+
+def test_version_names_the_editable_checkout_it_runs_from(tmp_path):
+    proc = run_agent(["-v"], home=tmp_path / "h", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first, where = proc.stdout.splitlines()
+    assert first.startswith("agent ") and " python " in first
+    checkout = Path(__file__).resolve().parents[1]
+    assert where == f"editable install of the source checkout: {checkout}"
+
+
+def test_version_names_an_installed_package_and_its_location(tmp_path):
+    # An installed copy is the package inside an interpreter's site-packages: lay one out in
+    # a fresh virtual environment and ask that interpreter.
+    import shutil
+    import subprocess
+    import venv
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, system_site_packages=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                         "['purelib'])"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    source = Path(__file__).resolve().parents[1] / "agent"
+    shutil.copytree(source, Path(site) / "agent", ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([python, "-c", "from agent.cli import main; main(['-v'])"],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == f"installed package: {Path(site).resolve() / 'agent'}"
