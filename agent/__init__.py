@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 #: Decorator marking a plugin's hook implementations.
 hookimpl = pluggy.HookimplMarker("agent")
 
+from agent.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # noqa: E402
 from agent.blocks import Block  # noqa: E402
 from agent.commands import SlashCommand  # noqa: E402
 from agent.config import ConfigError  # noqa: E402
@@ -48,7 +49,8 @@ from agent.tools import (  # noqa: E402
 from agent.verdict import Verdict  # noqa: E402
 
 __all__ = [
-    "__version__", "hookimpl", "Block", "SlashCommand", "ConfigError", "Option", "Fragment",
+    "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
+    "Block", "SlashCommand", "ConfigError", "Option", "Fragment",
     "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
     "Effects", "Tool", "ToolCall", "ToolContext", "ToolError", "ToolResult", "tool", "Verdict",
     "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",

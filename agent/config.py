@@ -305,7 +305,9 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: could not be updated without breaking it ({exc}); "
                           "edit it by hand") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(updated, encoding="utf-8")
-    os.replace(tmp, path)
+    from agent.atomic import AtomicWriteError, atomic_write
+
+    try:  # all or nothing: a full or read-only disk leaves the file as it was
+        atomic_write(path, updated, make_parents=True)
+    except AtomicWriteError as exc:
+        raise ConfigError(str(exc)) from None

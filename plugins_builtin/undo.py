@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import Option, SlashCommand, hookimpl
+from agent import AtomicWriteError, Option, SlashCommand, Staged, atomic_write, hookimpl
 from agent import events as ev
 from agent.commands import show
 from agent.paths import is_inside
@@ -44,16 +43,11 @@ State = dict[str, Any] | None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, data, make_parents=True)
+
+
+class RestoreError(Exception):
+    """An undo or redo that could not be done; no file was changed."""
 
 
 class Objects:
@@ -350,33 +344,56 @@ class Recorder:
     # ---- undo and redo ----
 
     def restore(self, states: dict[str, State]) -> list[str]:
-        """Put each file in ``states`` back; returns one line per file touched."""
-        lines: list[str] = []
-        for rel in sorted(states):
-            target = self.workspace / rel
-            if self._rel(rel) != rel:  # a tampered record must not write outside
-                lines.append(f"skipped {rel} (outside the workspace)")
-                continue
-            state = states[rel]
-            existed = target.exists() or target.is_symlink()
-            if state is None:
-                if existed and not target.is_dir():
-                    target.unlink()
-                    lines.append(f"deleted {rel}")
-                    self._prune_dirs(target.parent)
-                continue
+        """Put each file in ``states`` back; returns one line per file touched.
+
+        All or nothing for the writes: every file's old content is staged beside it first
+        (written and synced under a temporary name), so a full or read-only disk raises
+        :class:`RestoreError` before any file changed.
+        """
+        lines: dict[str, str] = {}
+        staged: list[tuple[str, Staged, bool]] = []
+        deletions: list[tuple[str, Path]] = []
+        try:
+            for rel in sorted(states):
+                target = self.workspace / rel
+                if self._rel(rel) != rel:  # a tampered record must not write outside
+                    lines[rel] = f"skipped {rel} (outside the workspace)"
+                    continue
+                state = states[rel]
+                existed = target.exists() or target.is_symlink()
+                if state is None:
+                    if existed and not target.is_dir():
+                        deletions.append((rel, target))
+                    continue
+                try:
+                    data = self.objects.get(state["sha"])
+                except OSError:
+                    lines[rel] = f"could not restore {rel}: its snapshot is missing"
+                    continue
+                if target.is_symlink() or target.is_dir():
+                    lines[rel] = f"could not restore {rel}: a link or directory is there now"
+                    continue
+                staged.append((rel, Staged(target, data, shown=rel, mode=state.get("mode", 0o644),
+                                           make_parents=True), existed))
+        except AtomicWriteError as exc:
+            for _, each, _ in staged:
+                each.discard()
+            raise RestoreError(str(exc)) from None
+        for rel, each, existed in staged:
             try:
-                data = self.objects.get(state["sha"])
-            except OSError:
-                lines.append(f"could not restore {rel}: its snapshot is missing")
+                each.commit()
+                lines[rel] = f"{'restored' if existed else 'recreated'} {rel}"
+            except AtomicWriteError as exc:
+                lines[rel] = f"could not restore {rel}: {exc}"
+        for rel, target in deletions:
+            try:
+                target.unlink()
+            except OSError as exc:
+                lines[rel] = f"could not delete {rel}: {exc.strerror or exc}"
                 continue
-            if target.is_symlink() or target.is_dir():
-                lines.append(f"could not restore {rel}: a link or directory is there now")
-                continue
-            _atomic_write(target, data)
-            os.chmod(target, state.get("mode", 0o644))
-            lines.append(f"{'restored' if existed else 'recreated'} {rel}")
-        return lines
+            lines[rel] = f"deleted {rel}"
+            self._prune_dirs(target.parent)
+        return [lines[rel] for rel in sorted(lines)]
 
     def _prune_dirs(self, directory: Path) -> None:
         """Remove directories a deleted file leaves empty (never the workspace)."""
@@ -404,7 +421,10 @@ class Recorder:
             held = sorted(rel for rel, state in now.items() if state == "skipped")
             # A file that cannot be snapshotted now is left alone, so /redo can undo the undo.
             cp.redo = {rel: state for rel, state in now.items() if state != "skipped"}
-            lines = self.restore({rel: cp.before[rel] for rel in cp.redo})
+            try:
+                lines = self.restore({rel: cp.before[rel] for rel in cp.redo})
+            except RestoreError as exc:
+                return f"Nothing was undone: {exc}"
             cp.undone = True
             self._store(checkpoints)
         self._save_index()
@@ -450,7 +470,10 @@ class Recorder:
             if not undone:
                 return "Nothing to redo."
             cp = undone[0]  # the most recent undo (undone ones are the newest, in order)
-            lines = self.restore(cp.redo or cp.after)
+            try:
+                lines = self.restore(cp.redo or cp.after)
+            except RestoreError as exc:
+                return f"Nothing was redone: {exc}"
             cp.undone, cp.redo = False, None
             self._store(checkpoints)
         self._save_index()

@@ -270,11 +270,13 @@ async def test_parse_errors_reach_the_model_unchanged(env):
 
 async def test_write_failure_rolls_back(env):
     env.write("a.txt", "old\n")
-    # Updating a.txt succeeds, then the Add under a.txt (a file, not a directory) fails.
+    # Updating a.txt is staged, then the Add under a.txt (a file, not a directory) fails:
+    # no target was touched yet.
     out = await env.err("apply_patch", {"patch": "*** Update File: a.txt\n-old\n+new\n"
                                                  "*** Add File: a.txt/child\n+x\n"})
-    assert out.startswith("Writing failed (Not a directory")
-    assert out.endswith("every file was put back as it was.")
+    assert out == ("nothing changed: a.txt/child: a parent of it is not a directory; no file "
+                   "of the patch was changed.")
+    assert sorted(p.name for p in env.workspace.iterdir()) == ["a.txt"]  # no temp file left
     assert env.read("a.txt") == "old\n"
 
 

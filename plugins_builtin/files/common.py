@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agent import ToolContext, ToolError
+from agent import AtomicWriteError, ToolContext, ToolError, atomic_write
 from agent.paths import jail, jail_entry
 
 #: A NUL byte within this many leading bytes makes a file binary.
@@ -60,6 +60,8 @@ def os_errors(run: Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
     async def guarded(args: dict[str, Any], ctx: ToolContext) -> Any:
         try:
             return await run(args, ctx)
+        except AtomicWriteError as exc:
+            raise ToolError(str(exc)) from None
         except OSError as exc:
             where = ""
             if exc.filename:
@@ -155,21 +157,19 @@ def encode_text(text: str, shown: str) -> bytes:
 
 
 def write_text(real: Path, shown: str, text: str) -> None:
-    """Write ``text`` as UTF-8 in place (keeping the file's mode), creating parent dirs."""
+    """Replace ``real`` with ``text`` as UTF-8, atomically (keeping the file's mode and owner),
+    creating parent dirs.  On any failure the file is byte-identical and the error says that
+    nothing changed and why (``nothing changed: a.py: no space left on device ...``)."""
     data = encode_text(text, shown)
+    problem = file_problem(real)
+    if problem == "directory":
+        raise ToolError(f"{shown} is a directory, not a file.")
+    if problem == "special":
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
     try:
-        problem = file_problem(real)
-        if problem == "directory":
-            raise ToolError(f"{shown} is a directory, not a file.")
-        if problem == "special":
-            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
-        make_dirs(real.parent)
-        with open(real, "wb") as fh:
-            fh.write(data)
-    except ToolError:
-        raise
-    except OSError as exc:
-        raise ToolError(f"Cannot write {shown}: {os_message(exc)}") from None
+        atomic_write(real, data, shown=shown, make_parents=True)
+    except AtomicWriteError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def number_lines(text: str, offset: int = 1, limit: int = READ_LIMIT) -> tuple[str, int, int]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from agent import Effects, Tool, ToolContext, ToolError, ToolResult
+from agent import AtomicWriteError, Effects, Tool, ToolContext, ToolError, ToolResult, atomic_move
 
 from . import trash
 from .common import (
     display_path,
-    make_dirs,
     os_errors,
     os_message,
     resolve_entry,
@@ -36,8 +35,11 @@ async def run_move_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if os.path.lexists(dst):
         raise ToolError(f"{dst_arg} already exists. Delete it first or pick another name.")
     try:
-        make_dirs(dst.parent)
-        os.rename(src, dst)
+        # A rename; across filesystems a staged copy renamed into place, so a full disk
+        # never leaves half a file at the target or loses the source.
+        atomic_move(src, dst, shown=dst_arg, make_parents=True)
+    except AtomicWriteError as exc:
+        raise ToolError(f"Cannot move {src_arg} to {dst_arg}: {exc}") from None
     except OSError as exc:
         raise ToolError(f"Cannot move {src_arg} to {dst_arg}: {os_message(exc)}") from None
     return ToolResult(f"Moved {src_arg} to {dst_arg}", summary=f"moved to {dst_arg}")

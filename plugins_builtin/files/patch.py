@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolContext, ToolError, ToolResult
+from agent import (
+    UNKNOWN_EFFECTS,
+    AtomicWriteError,
+    Effects,
+    Staged,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    atomic_write,
+)
 
 from . import trash
 from .common import (
@@ -23,7 +33,6 @@ from .common import (
     encode_text,
     file_problem,
     is_binary,
-    make_dirs,
     os_errors,
     os_message,
     resolve,
@@ -215,28 +224,43 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
 
 
 def _write_all(planned: list[_Planned]) -> None:
-    """Write every new content; on failure put back what was already changed."""
-    payloads = [(item.target, encode_text(item.content, item.op.move_to or item.op.path))
-                for item in planned if item.target is not None and item.content is not None]
-    undo: list[tuple[Path, bytes | None]] = []
+    """Write every new content, all or nothing.
+
+    Every file is first staged whole beside its target (written and synced under a temporary
+    name), so a full disk or a refused directory fails before any target changed.  Only then
+    are the staged files renamed into place; if a rename fails (rare: staging proved the
+    directory writable), the files already replaced are put back.
+    """
+    staged: list[Staged] = []
     try:
-        for target, data in payloads:
-            before = target.read_bytes() if target.exists() else None
-            undo.append((target, before))
-            make_dirs(target.parent)
-            with open(target, "wb") as fh:
-                fh.write(data)
-    except OSError as exc:
-        for path, data in reversed(undo):
+        for item in planned:
+            if item.target is None or item.content is None:
+                continue
+            shown = item.op.move_to or item.op.path
+            staged.append(Staged(item.target, encode_text(item.content, shown), shown=shown,
+                                 make_parents=True))
+    except AtomicWriteError as exc:
+        for each in staged:
+            each.discard()
+        raise ToolError(f"{exc}; no file of the patch was changed.") from None
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for each in staged:
+            before = each.target.read_bytes() if each.target.is_file() else None
+            each.commit()
+            done.append((each.target, before))
+    except (AtomicWriteError, OSError) as exc:
+        for each in staged:
+            each.discard()
+        for path, data in reversed(done):
             try:
                 if data is None:
                     path.unlink(missing_ok=True)
                 else:
-                    path.write_bytes(data)
+                    atomic_write(path, data)
             except OSError:
                 pass
-        raise ToolError(f"Writing failed ({os_message(exc)}: {exc.filename}); every file was "
-                        "put back as it was.") from None
+        raise ToolError(f"Writing failed ({exc}); every file was put back as it was.") from None
 
 
 async def run_apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

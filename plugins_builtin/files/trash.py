@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .common import make_dirs
+from agent import atomic_move, atomic_write
 
 NO_SESSION = "nosession"
 INDEX = "index.json"
@@ -61,18 +61,13 @@ def _read_index(session_dir: Path) -> list[dict]:
 
 def _write_index(session_dir: Path, items: list[dict]) -> None:
     session_dir.mkdir(parents=True, exist_ok=True)
-    tmp = session_dir / f".{INDEX}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(items, indent=1), encoding="utf-8")
-    os.replace(tmp, session_dir / INDEX)
+    atomic_write(session_dir / INDEX, json.dumps(items, indent=1))
 
 
 def _move(src: Path, dst: Path) -> None:
-    """Move a file (or symlink) across filesystems if need be."""
-    make_dirs(dst.parent)
-    try:
-        os.rename(src, dst)
-    except OSError:
-        shutil.move(str(src), str(dst))
+    """Move a file (or symlink) across filesystems if need be; all or nothing (a full disk
+    leaves ``src`` where it was and no partial copy)."""
+    atomic_move(src, dst, make_parents=True)
 
 
 def move_to_trash(state_dir: Path, session_id: str | None, workspace: Path, real: Path,
@@ -93,13 +88,19 @@ def move_to_trash(state_dir: Path, session_id: str | None, workspace: Path, real
     size = real.lstat().st_size
     entry = TrashEntry(entry_id, session, str(real), str(workspace), relative, time.time(), size)
     try:
-        _move(real, entry.stored(state_dir))
+        atomic_move(real, entry.stored(state_dir), shown=relative, make_parents=True)
     except OSError:
         shutil.rmtree(session_dir / entry_id, ignore_errors=True)
         raise
     items = _read_index(session_dir)
     items.append(asdict(entry))
-    _write_index(session_dir, items)
+    try:
+        _write_index(session_dir, items)
+    except OSError:
+        # A trashed file the index does not list could never be restored: put it back.
+        atomic_move(entry.stored(state_dir), real, shown=relative)
+        shutil.rmtree(session_dir / entry_id, ignore_errors=True)
+        raise
     return entry
 
 

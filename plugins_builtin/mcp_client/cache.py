@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from pathlib import Path
 from typing import Any
+
+from agent import atomic_write
 
 log = logging.getLogger("agent.mcp")
 
@@ -61,10 +62,7 @@ def store(state_dir: Path, name: str, fingerprint: str, tools: list[ToolDef]) ->
             if servers.get(name) == entry:
                 return
             servers[name] = entry
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": VERSION, "servers": servers}, indent=1,
-                                      ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, path)
+            atomic_write(path, json.dumps({"version": VERSION, "servers": servers}, indent=1,
+                                          ensure_ascii=False), make_parents=True)
         except OSError as exc:
             log.warning("could not write the MCP tools cache %s: %s", path, exc)

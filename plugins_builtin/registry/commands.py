@@ -10,14 +10,13 @@ and ``<config dir>/registry/plugins/NAME.json`` and take effect at the next step
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import frontmatter
+from agent import atomic_write, frontmatter
 
 from .client import Entry, Index, RegistryClient, RegistryError
 from .manifest import Manifest, ManifestError, name_problem, parse_manifest
@@ -175,10 +174,7 @@ class Installs:
     def write(self, kind: str, name: str, text: str) -> Path:
         """Write atomically, so a reader never sees half a file."""
         path = self.path(kind, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path, text, make_parents=True)
         return path
 
     def remove(self, kind: str, name: str) -> None:
