@@ -87,6 +87,10 @@ def agent_addoption(options):
                             "(docs/mcp.md)"))
     options.add(Option("mcp", type="bool", default=True, flag="--no-mcp", negate=True,
                        help="skip every MCP server this run"))
+    options.add(Option("mcp_startup_timeout", type="float", default=10.0, minimum=0,
+                       help="headless: how long the first request waits for an MCP server "
+                            "with no cached tools (a server's own startup_timeout, when "
+                            "set, overrides it)"))
     options.add(Option("mcp_meta_tools", type="bool", default=False,
                        help="offer mcp_list/mcp_inspect/mcp_call instead of every MCP tool "
                             "(saves their schemas in every request)"))
@@ -127,8 +131,28 @@ def agent_register_tools(register, config):
         for tool in meta_tools(st):
             register(tool)
         return
+    if config.headless:
+        _wait_for_first_request(st, config)
     for tool in st.factory.all_tools().values():
         register(tool)
+
+
+def _wait_for_first_request(st: McpState, config: Any) -> None:
+    """Headless runs send their first request with every server's tools: a server whose
+    tools are cached for this config is used at once; the others are waited for, in
+    parallel, up to ``mcp_startup_timeout`` each (or the server's own ``startup_timeout``
+    when its table sets one). The UI never waits: it picks tools up as servers connect."""
+    default = float(config.get("mcp_startup_timeout", 10.0))
+    waits = {name: (server.startup_timeout if "startup_timeout" in server.raw else default)
+             for name, server in st.manager.servers.items()
+             if name not in st.manager.cached}
+    if not waits:
+        return
+    for name in st.manager.wait_for_tools(waits):
+        state, error = st.manager.state_of(name)
+        if state not in ("failed", "crashed"):  # those are reported when they fail
+            _report_failure(name, f"not ready after {waits[name]:g} s; its tools are not "
+                                  "offered in this run")
 
 
 def _sync(session: Any) -> None:

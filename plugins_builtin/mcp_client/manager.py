@@ -182,6 +182,32 @@ class Manager:
             return ("not started" if not self.started else "connecting"), ""
         return conn.state, conn.error
 
+    def wait_for_tools(self, waits: dict[str, float]) -> list[str]:
+        """Block (not on the MCP loop) until each named server has listed its tools or its
+        own wait (seconds) is over; servers start in parallel, so the whole wait is the
+        longest one.  Returns the servers still without tools."""
+        self.start()
+        assert self.loop is not None
+
+        async def ready(name: str, seconds: float) -> None:
+            await self._connect_all()
+            conn = self.conns.get(name)
+            if conn is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(conn.wait_ready()), seconds)
+                except TimeoutError:
+                    pass
+
+        async def all_ready() -> None:
+            await asyncio.gather(*(ready(n, s) for n, s in waits.items()))
+
+        future = asyncio.run_coroutine_threadsafe(all_ready(), self.loop)
+        try:
+            future.result(max(waits.values(), default=0) + 1.0)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+        return sorted(n for n in waits if n not in self.tools or n in self.cached)
+
     def wait(self, timeout: float | None = None) -> None:
         """Block (not on the MCP loop) until every server has connected or given up."""
         self.start()
