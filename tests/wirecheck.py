@@ -129,3 +129,46 @@ def _anthropic(messages: list[dict[str, Any]]) -> list[str]:
                     assert b["text"], f"empty text block in message {i}"
             previous_calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
     return roles
+
+
+# ---- tool definitions ------------------------------------------------------------------------
+
+#: What the providers publish for a tool's name and parameters (OpenAI function calling, chat
+#: and responses; Anthropic tool use): a name of ``[a-zA-Z0-9_-]{1,64}``; parameters that are
+#: a JSON Schema object at the top, without a top-level combinator, negation or enum;
+#: Anthropic's property keys ``[a-zA-Z0-9_.-]{1,64}``.
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_PROPERTY_KEY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+_TOP_LEVEL_REFUSED = ("anyOf", "oneOf", "allOf", "not", "enum", "const")
+
+
+def tool_schemas(request: Any) -> dict[str, dict[str, Any]]:
+    """The tools of a recorded request: name -> parameters schema, in any wire format."""
+    fmt = request_format(request)
+    tools = request.body.get("tools") or []
+    if fmt == "chat":
+        return {t["function"]["name"]: t["function"].get("parameters") for t in tools}
+    if fmt == "responses":
+        return {t["name"]: t.get("parameters") for t in tools if t.get("type") == "function"}
+    return {t["name"]: t.get("input_schema") for t in tools}
+
+
+def assert_tools_accepted(request: Any) -> dict[str, dict[str, Any]]:
+    """Assert every tool in the recorded ``request`` is one its provider accepts; return the
+    schemas by name."""
+    from jsonschema.validators import Draft202012Validator
+
+    fmt = request_format(request)
+    schemas = tool_schemas(request)
+    for name, schema in schemas.items():
+        assert _TOOL_NAME.match(name), f"tool name {name!r} is refused"
+        assert isinstance(schema, dict) and schema.get("type") == "object", (name, schema)
+        refused = [k for k in _TOP_LEVEL_REFUSED if k in schema]
+        assert not refused, f"{name}: top-level {refused} is refused"
+        assert isinstance(schema.get("properties", {}), dict), name
+        assert "$ref" not in json.dumps(schema), f"{name}: an unresolved $ref"
+        Draft202012Validator.check_schema(schema)
+        if fmt == "anthropic":
+            bad = [k for k in schema.get("properties", {}) if not _PROPERTY_KEY.match(k)]
+            assert not bad, f"{name}: property keys {bad} are refused"
+    return schemas

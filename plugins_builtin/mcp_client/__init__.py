@@ -35,7 +35,8 @@ class McpState:
         self.manager = Manager(self.servers, workspace=config.workspace,
                                state_dir=config.state_dir,
                                on_failed=_report_failure if config.headless else None)
-        self.factory = ToolFactory(self.manager)
+        self.factory = ToolFactory(self.manager, on_rejected=_report_rejected
+                                   if config.headless else _log_rejected)
         self._synced: dict[int, int] = {}  # id(registry) -> manager.version last applied
 
     def start(self) -> None:
@@ -54,6 +55,20 @@ def _report_failure(name: str, error: str) -> None:
     import sys
 
     print(f"agent: mcp {name} failed: {error}", file=sys.stderr, flush=True)
+
+
+def _report_rejected(server: str, tool: str, reason: str) -> None:
+    import sys
+
+    print(f"agent: mcp {server}: tool {tool} is not offered: {reason}", file=sys.stderr,
+          flush=True)
+
+
+def _log_rejected(server: str, tool: str, reason: str) -> None:
+    import logging
+
+    logging.getLogger("agent.mcp").warning("mcp %s: tool %s is not offered: %s", server,
+                                           tool, reason)
 
 
 def startup_notices(st: McpState) -> list[str]:

@@ -18,7 +18,7 @@ from agent import atomic_write
 
 log = logging.getLogger("agent.mcp")
 
-VERSION = 1
+VERSION = 2  # 2: tool definitions carry task_support and annotation hints
 
 #: A tool as cached and as the plugin passes it around: name, description, input_schema.
 ToolDef = dict[str, Any]

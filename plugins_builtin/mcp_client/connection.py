@@ -299,8 +299,21 @@ async def _list_tools(session: Any) -> list[ToolDef]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         for tool in page.tools:
-            tools.append({"name": tool.name, "description": tool.description or "",
-                          "input_schema": dict(tool.input_schema or {})})
+            definition: ToolDef = {"name": tool.name, "description": tool.description or "",
+                                   "input_schema": dict(tool.input_schema or {})}
+            execution = getattr(tool, "execution", None)
+            if execution is not None and getattr(execution, "task_support", None):
+                definition["task_support"] = str(execution.task_support)
+            annotations = getattr(tool, "annotations", None)
+            if annotations is not None:
+                hints = {key: value for key, value in (
+                    ("read_only", annotations.read_only_hint),
+                    ("destructive", annotations.destructive_hint),
+                    ("idempotent", annotations.idempotent_hint),
+                    ("open_world", annotations.open_world_hint)) if value is not None}
+                if hints:
+                    definition["hints"] = hints
+            tools.append(definition)
         cursor = page.next_cursor
         if not cursor:
             break

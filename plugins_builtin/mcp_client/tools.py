@@ -9,10 +9,13 @@ permission rule (``"mcp__*"``, ``"mcp__git__*"``) says otherwise.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agent import UNKNOWN_EFFECTS, Tool, ToolError, ToolResult
+from agent.toolschema import check_all_dialects
 
 PREFIX = "mcp__"
 PLUGIN = "mcp"
@@ -56,21 +59,41 @@ class ToolFactory:
     """Builds (and remembers) the Tool for each server tool, so an unchanged tool keeps the
     same object and a registry update is a no-op."""
 
-    def __init__(self, manager: Any) -> None:
+    def __init__(self, manager: Any,
+                 on_rejected: Callable[[str, str, str], None] | None = None) -> None:
         self.manager = manager
-        self._made: dict[tuple[str, str, str, str], Tool] = {}
+        self._made: dict[tuple[str, str, str, str], Tool | None] = {}
         #: tool name -> (server, the server's own name for the tool)
         self.origin: dict[str, tuple[str, str]] = {}
+        #: (server, tool) -> why the tool is not offered (its schema cannot be sent)
+        self.rejected: dict[tuple[str, str], str] = {}
+        #: called once per rejected tool with (server, tool, reason)
+        self.on_rejected = on_rejected
 
-    def tool(self, server: str, definition: dict[str, Any]) -> Tool:
+    def tool(self, server: str, definition: dict[str, Any]) -> Tool | None:
+        """The Tool for one server tool, or None when it cannot be offered: its input
+        schema cannot be made into one every provider accepts (the reason is kept in
+        :attr:`rejected` and reported once), or the server runs it only as a task."""
         raw_name = str(definition["name"])
         description = str(definition.get("description") or "")
-        schema = input_schema(definition.get("input_schema"))
-        key = (server, raw_name, description, repr(sorted(schema.items())))
-        made = self._made.get(key)
-        if made is None:
-            made = self._made[key] = self._build(server, raw_name, description, schema)
+        raw_schema = definition.get("input_schema")
+        key = (server, raw_name, description, json.dumps(raw_schema, sort_keys=True,
+                                                         default=str))
+        if key in self._made:
+            return self._made[key]
+        schema, problem = check_all_dialects(input_schema(raw_schema))
+        if not problem and definition.get("task_support") == "required":
+            problem = "the server runs it only as a long-running task, which agent does not " \
+                      "support yet"
+        made = None
+        if problem:
+            self.rejected[(server, raw_name)] = problem
+            if self.on_rejected is not None:
+                self.on_rejected(server, raw_name, problem)
+        else:
+            made = self._build(server, raw_name, description, schema)
             self.origin[made.name] = (server, raw_name)
+        self._made[key] = made
         return made
 
     def _build(self, server: str, raw_name: str, description: str,
@@ -102,7 +125,8 @@ class ToolFactory:
         for server in sorted(known):
             for definition in known[server]:
                 tool = self.tool(server, definition)
-                out.setdefault(tool.name, tool)
+                if tool is not None:
+                    out.setdefault(tool.name, tool)
         return out
 
 
