@@ -1,5 +1,6 @@
 """An MCP server built on the SDK's low-level ``Server`` whose tools publish the schemas real
-servers publish: top-level ``anyOf``/``allOf``/``oneOf``, ``$ref``/``$defs`` (with a cycle), plus tools no
+servers publish: top-level ``anyOf``/``allOf``/``oneOf``, ``$ref``/``$defs`` (with a cycle),
+plus tools no
 provider can take (a property name with a space, a 90 KB schema) and a task-only tool.
 
 Every callable tool answers with its arguments as JSON, so a test sees what arrived.
@@ -36,7 +37,8 @@ TOOLS = [
                   {"type": "object", "properties": {"b": {"type": "number"}},
                    "required": ["b"]}]}),
     types.Tool(name="pick", description="oneOf of refs.", input_schema={
-        "type": "object", "oneOf": [{"$ref": "#/definitions/ByName"}, {"$ref": "#/definitions/ByTag"}],
+        "type": "object",
+        "oneOf": [{"$ref": "#/definitions/ByName"}, {"$ref": "#/definitions/ByTag"}],
         "definitions": {
             "ByName": {"type": "object", "properties": {"name": {"type": "string"}},
                        "required": ["name"]},
