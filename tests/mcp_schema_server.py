@@ -1,7 +1,7 @@
 """An MCP server built on the SDK's low-level ``Server`` whose tools publish the schemas real
 servers publish: top-level ``anyOf``/``allOf``/``oneOf``, ``$ref``/``$defs`` (with a cycle),
-plus tools no
-provider can take (a property name with a space, a 90 KB schema) and a task-only tool.
+plus tools no provider can take (a property name with a space, a 90 KB schema) and a
+task-only tool.
 
 Every callable tool answers with its arguments as JSON, so a test sees what arrived.
 Run: ``python mcp_schema_server.py`` (stdio).
