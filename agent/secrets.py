@@ -211,3 +211,71 @@ def find_secret_paths(root: Path | str, policy: SecretsPolicy | None = None, *,
             except OSError:
                 continue
     return found
+
+
+# ---- diffs ---------------------------------------------------------------------------------
+
+_SECTION = re.compile(r"^diff (?:--git|--cc|--combined) (.*)$")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _unquote(text: str) -> str:
+    """A path git quoted C-style (``"a/x\\ty"``), as text."""
+    raw = text.encode("latin-1", "backslashreplace")
+    try:
+        return raw.decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return text
+
+
+def diff_header_paths(rest: str) -> list[str]:
+    """Every path a ``diff --git``/``--cc`` header line (after the keyword) may name.
+
+    An unquoted ``a/x b/y`` is ambiguous when the names hold `` b/``; every way of reading
+    it is returned, so a judge that refuses any of them fails closed.
+    """
+    quoted = _QUOTED.findall(rest)
+    if quoted:
+        paths = [_strip_prefix(_unquote(q)) for q in quoted]
+    elif rest.startswith("a/"):
+        paths = []
+        for match in re.finditer(r" b/", rest):
+            paths += [rest[match.end():], rest[2:match.start()]]
+        if not paths:
+            paths.append(rest)  # no split fits: judge the whole line
+    else:  # diff --cc / --combined name one path, unprefixed
+        paths = [rest]
+    return list(dict.fromkeys(p for p in paths if p))
+
+
+def _strip_prefix(path: str) -> str:
+    return path[2:] if path.startswith(("a/", "b/")) else path
+
+
+def redact_diff(text: str, is_secret: Any) -> tuple[str, list[str]]:
+    """``text`` (git diff, show or log -p output) without the file sections of secret paths,
+    and the paths left out.  ``is_secret(path)`` judges a repository-relative path.
+
+    A section runs from its ``diff --git`` header to the next header or the next
+    ``commit <id>`` line (``git log -p``); content lines always start with a space, ``+``,
+    ``-``, ``@`` or ``\\``, so neither can be forged from inside a file.
+    """
+    lines = text.split("\n")
+    kept: list[str] = []
+    dropped: list[str] = []
+    skipping = False
+    for line in lines:
+        header = _SECTION.match(line)
+        if header:
+            paths = diff_header_paths(header.group(1))
+            secret = [p for p in paths if is_secret(p)]
+            skipping = bool(secret)
+            if skipping:
+                dropped.append(secret[0])
+                kept.append(f"[secrets policy: the change to {secret[0]} is left out]")
+                continue
+        elif skipping and line.startswith("commit "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept), list(dict.fromkeys(dropped))

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-import signal
+from pathlib import Path
 from typing import Any
 
-from agent import Effects, Tool, ToolError, hookimpl
+from agent import Effects, Option, Tool, ToolError, hookimpl, safegit
+from agent.safegit import GitFailed
+from agent.secrets import SecretsPolicy, policy_for, redact_diff
 
-TIMEOUT = 30.0
+TIMEOUT = safegit.TIMEOUT
 #: Bytes read from git before it is stopped; the core caps results at 30,000 chars anyway.
-READ_LIMIT = 1_000_000
+READ_LIMIT = safegit.READ_LIMIT
 STATUS_LINES = 200
 DIFF_FOR_MESSAGE = 24_000
 SUBJECT_MAX = 72
 
-NOT_INSTALLED = "git is not installed or not on PATH."
+NOT_INSTALLED = safegit.NOT_INSTALLED
+#: Flags every command that prints file content gets: no textconv driver, no external diff,
+#: no recursion into submodules (each is another repository with its own config).
+CONTENT_FLAGS = ("--no-textconv", "--no-ext-diff", "--ignore-submodules=all",
+                 "--src-prefix=a/", "--dst-prefix=b/", "--no-color")
 NOTHING_STAGED_FOR_MESSAGE = "Nothing is staged. Stage the change first, then ask again."
 NO_MESSAGE = "the model returned no message; ask again or write one yourself"
 
@@ -26,89 +31,31 @@ LETTERS = {"M": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "
            "U": "conflicted", "T": "type changed", "?": "untracked", "!": "ignored"}
 
 
-class GitFailed(Exception):
-    def __init__(self, code: int, stderr: str) -> None:
-        super().__init__(stderr)
-        self.code = code
-        self.stderr = stderr
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    # Parseable messages, no pager, no prompts, and no index.lock taken by read-only commands.
-    env.update(LC_ALL="C", LANG="C", GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0",
-               GIT_OPTIONAL_LOCKS="0")
-    return env
-
-
 async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT) -> str:
-    """Run ``git argv`` (a fixed argument vector, never a shell string) in the workspace.
+    """Run ``git argv`` in the workspace through :mod:`agent.safegit` (the repository's
+    config can start no program; see docs/security.md).
 
     Returns stdout.  Raises :class:`ToolError` for the common failures (not installed, not
-    a repository, timeout) and :class:`GitFailed` for any other non-zero exit.
+    a repository, a repository leading outside the workspace, timeout) and
+    :class:`GitFailed` for any other non-zero exit.
     """
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git", "--no-pager", "-c", "color.ui=false", "-c", "core.quotepath=false", *argv,
-            cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(),
-            start_new_session=True)
-    except FileNotFoundError:
+        out, _ = await safegit.run(ctx.workspace, argv, config=ctx.config, timeout=timeout,
+                                   limit=READ_LIMIT)
+    except safegit.GitMissing:
         raise ToolError(NOT_INSTALLED) from None
-    try:
-        out, err, stopped = await asyncio.wait_for(_collect(proc), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        await proc.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+    except safegit.NotARepository:
+        raise ToolError(f"{ctx.workspace} is not a git repository.") from None
+    except safegit.GitRefused as exc:
+        raise ToolError(f"Refusing to run git here: {exc}") from None
+    except TimeoutError:
         raise ToolError(f"git {argv[0]} took longer than {int(timeout)}s and was stopped.") \
             from None
-    stderr = err.decode("utf-8", "replace").strip()
-    if proc.returncode != 0 and not stopped:
-        # Outside a repository some commands say so and others (diff) fail differently.
-        if "not a git repository" in stderr.lower() or not await _inside_repository(ctx):
-            raise ToolError(f"{ctx.workspace} is not a git repository.")
-        raise GitFailed(proc.returncode or 0, stderr)
-    return out.decode("utf-8", "replace")
-
-
-async def _inside_repository(ctx: Any) -> bool:
-    proc = await asyncio.create_subprocess_exec(
-        "git", "rev-parse", "--git-dir", cwd=str(ctx.workspace), env=_env(),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL)
-    try:
-        return await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return True  # cannot tell: report git's own error instead
-
-
-async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes, bool]:
-    """stdout (up to :data:`READ_LIMIT` bytes, then git is stopped), stderr, and whether
-    git was stopped because it had said enough."""
-    async def read_out() -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            data = await proc.stdout.read(65_536)
-            if not data:
-                break
-            chunks.append(data)
-            size += len(data)
-            if size >= READ_LIMIT:
-                proc.kill()  # enough for any result the model will see
-                break
-        return b"".join(chunks)
-
-    out, err = await asyncio.gather(read_out(), proc.stderr.read())
-    await proc.wait()
-    return out, err, len(out) >= READ_LIMIT
+    except safegit.GitFailed as exc:
+        if "not a git repository" in exc.stderr.lower():
+            raise ToolError(f"{ctx.workspace} is not a git repository.") from None
+        raise
+    return out
 
 
 async def run_git(ctx: Any, *argv: str) -> str:
@@ -118,6 +65,45 @@ async def run_git(ctx: Any, *argv: str) -> str:
     except GitFailed as exc:
         raise ToolError(exc.stderr or f"git {argv[0]} failed with exit code {exc.code}.") \
             from None
+
+
+# ---- the secrets policy on git's output ---------------------------------------------------
+
+def _policy(ctx: Any) -> SecretsPolicy:
+    return policy_for(ctx.config, ctx.workspace)
+
+
+def refuse_secret_path(ctx: Any, path: str | None) -> None:
+    """A path argument naming a secret is refused before git runs."""
+    if path:
+        verdict = _policy(ctx).check(path)
+        if verdict is not None:
+            raise ToolError(verdict.message("show"))
+
+
+def _repo_judge(ctx: Any) -> Any:
+    """``is_secret`` for repository-relative paths (git prints them from the top of the
+    work tree, which may lie above the workspace)."""
+    policy = _policy(ctx)
+    try:
+        top = safegit.locate(ctx.workspace, ctx.config).work_tree
+    except (safegit.NotARepository, safegit.GitRefused):
+        top = Path(os.path.realpath(ctx.workspace))
+
+    def is_secret(path: str) -> bool:
+        return policy.is_secret(str(top / path)) or policy.is_secret(path)
+
+    return is_secret
+
+
+def without_secrets(ctx: Any, text: str) -> str:
+    """git's diff output minus the sections of secret files, with a note naming them."""
+    redacted, dropped = redact_diff(text, _repo_judge(ctx))
+    if dropped:
+        redacted = redacted.rstrip("\n") + (
+            "\n[secrets policy: changes to secret files are not shown: "
+            f"{', '.join(dropped)}. Ask the user for the values you need.]")
+    return redacted
 
 
 def _no_option(value: str, what: str) -> str:
@@ -182,43 +168,72 @@ def format_status(porcelain: str) -> str:
 
 
 async def git_status(args: dict[str, Any], ctx: Any) -> str:
-    return format_status(await run_git(ctx, "status", "--porcelain=v1", "--branch", "-z"))
+    return format_status(await run_git(ctx, "status", "--porcelain=v1", "--branch", "-z",
+                                       "--ignore-submodules=all"))
 
 
 # ---- git_diff / git_log / git_show / git_blame / git_branch -------------------------------
 
 async def git_diff(args: dict[str, Any], ctx: Any) -> str:
     staged = bool(args.get("staged"))
-    argv = ["diff", "--no-ext-diff", "--no-color"] + (["--staged"] if staged else [])
+    refuse_secret_path(ctx, args.get("path"))
+    argv = ["diff", *CONTENT_FLAGS] + (["--staged"] if staged else [])
     out = await run_git(ctx, *argv, *_paths(args.get("path")))
     if not out.strip():
         return "Nothing staged." if staged else "No uncommitted changes."
-    return out.rstrip("\n")
+    return without_secrets(ctx, out.rstrip("\n"))
 
 
 async def git_log(args: dict[str, Any], ctx: Any) -> str:
     limit = int(args.get("limit") or 15)
+    patch = bool(args.get("patch"))
+    refuse_secret_path(ctx, args.get("path") if patch else None)
+    argv = ["log", f"-n{limit}", "--date=short"]
+    if patch:
+        argv += ["-p", *CONTENT_FLAGS, "--format=commit %h  %ad  %an  %s"]
+    else:
+        argv.append("--format=%h  %ad  %an  %s")
     try:
-        out = await git(ctx, "log", f"-n{limit}", "--date=short",
-                        "--format=%h  %ad  %an  %s", *_paths(args.get("path")))
+        out = await git(ctx, *argv, *_paths(args.get("path")))
     except GitFailed as exc:
         if "does not have any commits" in exc.stderr:
             return "No commits."
         raise ToolError(exc.stderr or f"git log failed with exit code {exc.code}.") from None
-    return out.rstrip("\n") or "No commits."
+    out = out.rstrip("\n")
+    return (without_secrets(ctx, out) if patch else out) or "No commits."
+
+
+def _ref_paths(ref: str) -> list[str]:
+    """Every path a ``rev:path`` spelling may name (one per colon: ``HEAD:a``, ``:0:a``,
+    ``HEAD^{/x:y}:a``), so the secrets policy can judge them all."""
+    return [ref[i + 1:] for i, c in enumerate(ref) if c == ":" and ref[i + 1:]]
 
 
 async def git_show(args: dict[str, Any], ctx: Any) -> str:
     ref = _no_option(args["ref"], "ref")
-    out = await run_git(ctx, "show", "--no-ext-diff", "--no-color", "--end-of-options", ref,
+    refuse_secret_path(ctx, args.get("path"))
+    for path in _ref_paths(ref):
+        refuse_secret_path(ctx, path)
+    if ":" not in ref:
+        # A blob by id or through a tag carries no path to judge: ask for rev:path.
+        try:
+            kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}")).strip()
+        except GitFailed:
+            kind = ""
+        if kind == "blob":
+            raise ToolError(f"{ref} is a file's content without its path; show it as "
+                            "rev:path (for example HEAD:src/app.py) so its path can be "
+                            "checked against the secrets policy.")
+    out = await run_git(ctx, "show", *CONTENT_FLAGS, "--end-of-options", ref,
                         *_paths(args.get("path")))
-    return out.rstrip("\n") or "Nothing to show."
+    return without_secrets(ctx, out.rstrip("\n")) or "Nothing to show."
 
 
 async def git_blame(args: dict[str, Any], ctx: Any) -> str:
     path = args["path"]
+    refuse_secret_path(ctx, path)
     start, end = args.get("startLine"), args.get("endLine")
-    argv = ["blame", "--date=short", "-w"]
+    argv = ["blame", "--date=short", "-w", "--no-textconv"]
     if start is not None or end is not None:
         first = int(start or 1)
         last = int(end) if end is not None else first + 40
@@ -299,7 +314,8 @@ async def _ask_model(ctx: Any, prompt: str) -> str:
 
 
 async def git_commit_message(args: dict[str, Any], ctx: Any) -> str:
-    diff = await run_git(ctx, "diff", "--staged", "--no-ext-diff", "--no-color")
+    diff = await run_git(ctx, "diff", "--staged", *CONTENT_FLAGS)
+    diff = without_secrets(ctx, diff) if diff.strip() else diff
     if not diff.strip():
         return NOTHING_STAGED_FOR_MESSAGE
     try:
@@ -342,9 +358,11 @@ TOOLS = (
     _tool("git_diff", "Uncommitted changes as a unified diff (the staged ones with staged: "
           "true), optionally for one path.", git_diff,
           {"staged": {"type": "boolean"}, "path": _PATH}),
-    _tool("git_log", "Recent commits, newest first: hash, date, author, subject.", git_log,
+    _tool("git_log", "Recent commits, newest first: hash, date, author, subject (patch: "
+          "true adds each commit's diff).", git_log,
           {"limit": {"type": "integer", "minimum": 1, "maximum": 40,
-                     "description": "How many commits (default 15)."}, "path": _PATH}),
+                     "description": "How many commits (default 15)."}, "path": _PATH,
+           "patch": {"type": "boolean", "description": "Include each commit's diff."}}),
     _tool("git_show", "One commit (message, author, diff) or an object such as HEAD:file.",
           git_show, {"ref": {"type": "string", "minLength": 1,
                              "description": "A commit, tag, branch or rev:path."},
@@ -360,6 +378,13 @@ TOOLS = (
     _tool("git_commit_message", "Suggest a one-line commit message for the staged change, in "
           "the repository's style. Never commits.", git_commit_message, {}),
 )
+
+
+@hookimpl
+def agent_addoption(options):
+    options.add(Option("git_trusted_dirs", type="list", default=[],
+                       help="repositories outside the workspace the git tools may use (a "
+                            ".git file or commondir leading there is otherwise refused)"))
 
 
 @hookimpl
