@@ -672,6 +672,7 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
     home.mkdir()
     args = json.dumps([STUB, "--startup-delay", "1"])
     (home / "config.toml").write_text(
+        "mcp_startup_timeout = 120\n"  # generous: a loaded machine starts Python slowly
         f'[mcp_servers.stub]\ncommand = "{sys.executable}"\nargs = {args}\n')
     fake_provider.script(Reply.tool_call("mcp__stub__echo", {"text": "first try"}, id="c1"),
                          Reply.text("done"))

@@ -30,7 +30,9 @@ def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
     ws.mkdir()
     home.mkdir()
     (home / "config.toml").write_text(
-        (f'openai_api = "{wire}"\n' if wire != "anthropic" else "")
+        # A loaded machine can take more than the default 10 s to start a Python server.
+        "mcp_startup_timeout = 120\n"
+        + (f'openai_api = "{wire}"\n' if wire != "anthropic" else "")
         + f'[mcp_servers.schemas]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
     fake_provider.script(Reply.tool_call("mcp__schemas__search", {"query": "tea", "limit": 2},
                                          id="c1"), Reply.text("found"))
@@ -39,6 +41,7 @@ def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
                       "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
                      ANTHROPIC_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
+    assert "not ready" not in proc.stderr, proc.stderr
     first = fake_provider.requests[0]
     schemas = assert_tools_accepted(first)
     offered = {n.removeprefix("mcp__schemas__") for n in schemas if n.startswith("mcp__")}
