@@ -19,6 +19,7 @@ from typing import Any
 
 from agent import SlashCommand, frontmatter, hookimpl, permissions
 from agent.paths import jail
+from agent.secrets import SecretsPolicy
 from agent.shell import split_words
 from agent.tools import Effects, ToolError
 
@@ -127,12 +128,14 @@ def _include(raw: str, read: Reader | None, result: Expansion, budget: list[int]
 
 
 def workspace_reader(workspace: Path, user_rules: Any = None, project_rules: Any = None, *,
-                     cap: int = INCLUDE_CAP) -> Reader:
+                     cap: int = INCLUDE_CAP, secrets_allow: Any = ()) -> Reader:
     """A :data:`Reader` jailed to ``workspace`` that refuses what the permission rules deny
-    ``read_file`` (``.env`` files and keys by default), binary files and directories, and cuts
-    files at ``cap`` characters."""
+    ``read_file`` (``.env`` files and keys by default) and what the secrets policy refuses
+    (only ``secrets_allow`` opens a secret: a project's command file is untrusted text),
+    binary files and directories, and cuts files at ``cap`` characters."""
     user = permissions.parse_rules(user_rules or {})
     project = permissions.strip_allows(permissions.parse_rules(project_rules or {}))
+    policy = SecretsPolicy(workspace, secrets_allow or ())
 
     def read(path: str) -> str:
         try:
@@ -142,6 +145,9 @@ def workspace_reader(workspace: Path, user_rules: Any = None, project_rules: Any
         verdict = permissions.decide("read_file", Effects(reads=(path,)), user, project)
         if verdict.decision == "deny":
             raise IncludeError("the permission rules deny reading it")
+        secret = policy.check(path)
+        if secret is not None:
+            raise IncludeError(f"the secrets policy refuses it ({secret.why})")
         if not real.exists():
             raise IncludeError("no such file", missing=True)
         if not real.is_file():
@@ -237,7 +243,8 @@ def discover(workspace: Path, config_dir: Path) -> tuple[dict[str, CustomCommand
 
 def _reader_for(config: Any) -> Reader:
     return workspace_reader(Path(config.workspace), config.get("permission", {}),
-                            config.extra.get("project_permission", {}))
+                            config.extra.get("project_permission", {}),
+                            secrets_allow=config.get("secrets_allow") or ())
 
 
 async def run_command(app: Any, args: str, command: CustomCommand, config: Any) -> str | None:

@@ -105,6 +105,22 @@ def test_workspace_reader_jails_and_refuses(tmp_path):
     assert reasons["@src"] == "not a file"
 
 
+def test_workspace_reader_refuses_every_secret_even_when_rules_allow(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "conf" / ".env").mkdir(parents=True)
+    (ws / "conf" / ".env" / "prod.json").write_text("CANARY-envdir")
+    (ws / ".ENV").write_text("CANARY-upper")
+    (ws / "deploy").mkdir()
+    (ws / "deploy" / "id_rsa").write_text("CANARY-key")
+    os.symlink("deploy/id_rsa", ws / "notes.txt")
+    read = cc.workspace_reader(ws, {"read_file": "allow"})
+    out = expand("@conf/.env/prod.json @.ENV @notes.txt @deploy/id_rsa", "", read)
+    assert out.included == [] and "CANARY" not in out.text
+    assert all("the secrets policy refuses it" in p for p in out.problems), out.problems
+    opened = expand("@.ENV", "", cc.workspace_reader(ws, secrets_allow=[".env"]))
+    assert "CANARY-upper" in opened.text
+
+
 def test_workspace_reader_follows_the_users_permission_rules(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

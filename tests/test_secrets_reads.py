@@ -9,36 +9,13 @@ from __future__ import annotations
 import os
 
 import pytest
+from secret_fixtures import CANARY, secret_tree
 
 from agent.messages import Message, TextPart, ToolCallPart
 from agent.providers import StepFinished, Usage
 from agent.secrets import SecretsPolicy, find_secret_paths
 from agent.session import Runtime, Session
 from agent.testing import make_boot, run_tool
-
-CANARY = "CANARY-7f3a9e"
-
-
-def secret_tree(ws):
-    """A workspace with canaries in secret files of every shape, and plain files to find."""
-    files = {
-        ".env": f"TOKEN={CANARY}-dotenv\n",
-        "sub/.ENV": f"TOKEN={CANARY}-upper\n",
-        "conf/.env/prod.json": f'{{"token": "{CANARY}-envdir"}}\n',
-        "a/b/c/credentials.json": f'{{"k": "{CANARY}-nested"}}\n',
-        "deploy/id_rsa": f"-----BEGIN KEY-----\n{CANARY}-sshkey\n",
-        ".env.local": f"X={CANARY}-ignored\n",
-        ".gitignore": ".env.local\n",
-        "main.py": "# CANARY-PUBLIC marker, not a secret\n",
-        ".env.example": "TOKEN=CANARY-PUBLIC-template\n",
-    }
-    for rel, text in files.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text)
-    os.symlink("deploy/id_rsa", ws / "notes.txt")        # an innocent name for a key
-    os.symlink(".env", ws / "settings.cfg")
-    os.symlink("conf/.env", ws / "configdir")            # a link to a secret directory
-    return files
 
 
 @pytest.fixture
