@@ -196,3 +196,18 @@ async def test_a_refused_write_never_touches_the_disk(boot):
     assert not (config.workspace / ".env").exists()
     assert not (config.workspace / "package-lock.json").exists()
     assert (config.workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+def test_the_quick_prefilter_never_hides_a_secret_name():
+    # Every name the rules call secret passes the prefilter that lets walks skip the rules.
+    from agent import secrets
+
+    # (why_secret_name is the rule itself, without the prefilter.)
+    names = SECRET + [g.replace("*", "x") for g in secrets.SECRET_NAME_GLOBS]
+    checked = 0
+    for path in names:
+        for part in segments(path):
+            if secrets.why_secret_name(part) is not None:
+                assert secrets._MAYBE_SECRET.search(part), path
+                checked += 1
+    assert checked >= len(names)

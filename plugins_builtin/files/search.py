@@ -86,7 +86,7 @@ def candidate_files(root: Path, include: str, include_ignored: bool,
             target = Path(os.path.realpath(root_real / entry.path))
             if not is_inside(root_real, target) or not target.is_file():
                 continue  # never read through a link leading out, or to a pipe or device
-        if policy.is_secret(entry.path):
+        if policy.is_secret_entry(entry.path, entry.is_symlink):
             secret.append(entry.path)
             continue
         files.append(entry.path)
