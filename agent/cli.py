@@ -267,6 +267,11 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
               "commands, network, MCP tools) unless --yolo is passed", file=sys.stderr)
     for problem in hooks.problems:
         print(f"agent: {problem}", file=sys.stderr)
+    from agent.sandbox import sandbox_for
+
+    sandbox = sandbox_for(config)
+    if not sandbox.active:  # said once, on stderr, never silently
+        print(f"agent: {sandbox.describe()}", file=sys.stderr)
     try:
         return headless.run(session, prompt, json_mode=json_mode)
     finally:

@@ -55,8 +55,6 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="let sandboxed commands use the network without asking per command"),
     Option("sandbox_writable", type="list", default=[],
            help="extra directories sandboxed commands may write (caches, for example)"),
-    Option("sandbox_visible", type="list", default=[],
-           help="workspace-relative globs of secret-looking files the sandbox must not hide"),
     Option("sandbox_env_passthrough", type="list", default=[],
            help="credential-looking environment variables sandboxed commands still get"),
     Option("sandbox_bwrap", help="path of the bwrap binary to use (default: the bundled one, "

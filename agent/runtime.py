@@ -100,6 +100,9 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
         hooks.configure(config)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    from agent.sandbox import sandbox_for
+
+    sandbox_for(config)  # starts the sandbox probe now, in the background
     return Boot(config, host, hooks, options)
 
 

@@ -377,13 +377,16 @@ def check_worktree(repo: Repository, entries: Iterable[ConfigEntry]) -> Reposito
 
 # ---- running -------------------------------------------------------------------------------
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]
-                 ) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], config: Any = None
+                 ) -> Any:
+    from agent.sandbox import READ_ONLY, Sandbox, sandbox_for
+
+    # The read-only sandbox: nothing writable, no network, secrets hidden.
+    sandbox = sandbox_for(config) if config is not None else Sandbox.standalone(cwd)
     try:
-        return await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-            start_new_session=True)
+        return await sandbox.spawn(argv, mode=READ_ONLY, cwd=str(cwd), env=env,
+                                   stdout=asyncio.subprocess.PIPE,
+                                   stderr=asyncio.subprocess.PIPE)
     except FileNotFoundError:
         raise GitMissing(NOT_INSTALLED) from None
 
@@ -412,8 +415,8 @@ async def _collect(proc: asyncio.subprocess.Process, limit: int) -> tuple[bytes,
 
 
 async def _execute(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
-                   limit: int) -> tuple[int, bytes, bytes, bool]:
-    proc = await _spawn(argv, cwd, env)
+                   limit: int, config: Any = None) -> tuple[int, bytes, bytes, bool]:
+    proc = await _spawn(argv, cwd, env, config)
     try:
         out, err, cut = await asyncio.wait_for(_collect(proc, limit), timeout)
     except (TimeoutError, asyncio.CancelledError):
@@ -435,7 +438,7 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
     fixed = config_flags(FIXED_OVERRIDES)
     code, out, err, _ = await _execute(
         ["git", "--no-pager", *fixed, "config", "--list", "--show-scope", "--show-origin",
-         "--includes", "-z"], repo.workspace, env, timeout, 16 * READ_LIMIT)
+         "--includes", "-z"], repo.workspace, env, timeout, 16 * READ_LIMIT, config)
     if code not in (0, 1):  # 1: no config at all
         raise GitFailed(code, err.decode("utf-8", "replace").strip())
     entries = [e for e in parse_config_list(out) if e.scope != "command"]
@@ -464,7 +467,8 @@ async def run(workspace: Path | str, argv: Iterable[str], *, config: Any = None,
     deadline = loop.time() + timeout  # one budget for the config listing and the command
     repo, flags, env = await prepare(workspace, config, timeout=timeout)
     code, out, err, cut = await _execute(["git", "--no-pager", *flags, *argv], repo.workspace,
-                                         env, max(0.01, deadline - loop.time()), limit)
+                                         env, max(0.01, deadline - loop.time()), limit,
+                                         config)
     if code != 0 and not cut:
         raise GitFailed(code, err.decode("utf-8", "replace").strip())
     return out.decode("utf-8", "replace"), cut

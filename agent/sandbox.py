@@ -229,7 +229,7 @@ class Sandbox:
     """
 
     def __init__(self, config: Any, matchers: Sequence[Any] | None = None) -> None:
-        from agent.sandbox_secrets import SecretScanner, core_matcher
+        from agent.sandbox_secrets import SecretScanner
 
         self.config = config
         self.workspace = str(getattr(config, "workspace", None) or os.getcwd())
@@ -242,6 +242,7 @@ class Sandbox:
         self.passthrough = tuple(str(n) for n in config.get("sandbox_env_passthrough") or ())
         self.platform = sys.platform
         self._tmpdir: str | None = None
+        self._empty_file: str | None = None
         self._prober: _Prober | None = None
         self._probe: Probe | None = None
         if self.mode != OFF:
@@ -251,9 +252,21 @@ class Sandbox:
             elif self.platform != "darwin":
                 self._probe = Probe(False, "none", "",
                                     f"no sandbox backend for {self.platform}")
-        self.scanner = SecretScanner(self.workspace, [core_matcher, *(matchers or ())],
-                                     visible=[str(g) for g in
-                                              config.get("sandbox_visible") or ()])
+        allow = config.get("secrets_allow") or ()
+        self.scanner = SecretScanner(self.workspace, list(matchers or ()),
+                                     allow=[allow] if isinstance(allow, str) else list(allow))
+
+    @classmethod
+    def standalone(cls, workspace: str | os.PathLike[str], **settings: Any) -> Sandbox:
+        """A sandbox for code that has no run config (scripts, tests of a helper): the
+        defaults (``workspace-write``, no network) for ``workspace``, with ``settings``
+        standing in for config keys (``sandbox="read-only"``, ``sandbox_network=True``).
+        Kept per workspace and settings, so the probe runs once."""
+        key = (os.fspath(workspace), tuple(sorted(settings.items(), key=lambda kv: kv[0])))
+        found = _STANDALONE.get(key)
+        if found is None:
+            found = _STANDALONE[key] = cls(_Settings(key[0], settings))
+        return found
 
     # ---- state ------------------------------------------------------------------------------
 
@@ -322,6 +335,17 @@ class Sandbox:
                 out.append(real if os.path.exists(real) else path)
         return tuple(dict.fromkeys(out))
 
+    def _empty(self) -> str:
+        if self._empty_file is None or not os.path.isfile(self._empty_file):
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="agent-sandbox-empty-")
+            atexit.register(shutil.rmtree, folder, True)
+            path = os.path.join(folder, "empty")
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+            self._empty_file = path
+        return self._empty_file
+
     def _tmp(self) -> str:
         if self._tmpdir is None or not os.path.isdir(self._tmpdir):
             import tempfile
@@ -331,15 +355,24 @@ class Sandbox:
         return self._tmpdir
 
     def policy(self, mode: str = WORKSPACE_WRITE, *, network: bool = False,
-               cwd: str | None = None) -> Policy:
-        """The :class:`Policy` a process asking for ``mode`` gets."""
+               cwd: str | None = None, program: str | None = None) -> Policy:
+        """The :class:`Policy` a process asking for ``mode`` gets (``program``: the absolute
+        path of what it runs, shown read-only when it lives under the host's ``/tmp``)."""
         effective = self.mode_for(mode)
+        workspace = os.path.realpath(self.workspace)
+        readable: tuple[str, ...] = ()
+        if program:
+            folder = os.path.dirname(os.path.realpath(program))
+            if (folder == "/tmp" or folder.startswith("/tmp/")) and not (
+                    folder == workspace or folder.startswith(workspace + "/")):
+                readable = (folder,)
         return Policy(mode=effective if effective != OFF else mode,
-                      workspace=os.path.realpath(self.workspace),
+                      workspace=workspace, readable=readable,
                       network=bool(network or self.network) and effective != READ_ONLY,
                       hidden=self.hidden_paths(),
                       writable=tuple(p for p in self.writable if os.path.isdir(p)),
                       tmpdir=self._tmp() if effective == WORKSPACE_WRITE else None,
+                      empty_file=self._empty(),
                       cwd=cwd)
 
     def command(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
@@ -363,7 +396,7 @@ class Sandbox:
             raise FileNotFoundError(2, f"{cwd} is not a directory", cwd)
         if self.mode_for(mode) == OFF:
             return argv, False
-        policy = self.policy(mode, network=network, cwd=cwd)
+        policy = self.policy(mode, network=network, cwd=cwd, program=program)
         probe = self.status
         if probe.backend == "seatbelt":
             return seatbelt_args(policy, argv, probe.program), True
@@ -445,6 +478,22 @@ class Sandbox:
             self._tmpdir = None
 
 
+_STANDALONE: dict[Any, Sandbox] = {}
+
+
+class _Settings:
+    """The few config attributes a :class:`Sandbox` reads, for :meth:`Sandbox.standalone`."""
+
+    def __init__(self, workspace: str, values: dict[str, Any]) -> None:
+        self.workspace = workspace
+        self.values = values
+        self.extra: dict[str, Any] = {}
+        self.paths = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
 def sandbox_for(config: Any) -> Sandbox:
     """The run's :class:`Sandbox` (built on first use, then kept in ``config.extra``)."""
     extra = getattr(config, "extra", None)
@@ -461,6 +510,15 @@ def sandbox_for(config: Any) -> Sandbox:
     if isinstance(extra, dict):
         extra[DATA_KEY] = sandbox
     return sandbox
+
+
+def sandbox_label(config: Any) -> str:
+    """A status bar word when commands run without walls (``sandbox off``, ``no sandbox``),
+    else empty."""
+    sandbox = sandbox_for(config)
+    if sandbox.mode == OFF:
+        return "sandbox off"
+    return "" if sandbox.status.ok else "no sandbox"
 
 
 def approval_floor(config: Any, effects: Any) -> Verdict | None:

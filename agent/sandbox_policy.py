@@ -39,6 +39,12 @@ class Policy:
     writable: tuple[str, ...] = ()
     tmpdir: str | None = None
     cwd: str | None = None
+    #: Host directories under ``/tmp`` to show read-only (the program's own directory, when
+    #: it lives there: the sandbox's ``/tmp`` hides the host's).
+    readable: tuple[str, ...] = ()
+    #: An empty read-only file that hidden files are replaced by (so ``git diff`` of a hidden
+    #: tracked file still works: it reads as emptied); ``/dev/null`` when None.
+    empty_file: str | None = None
 
 
 def _inside(path: str, root: str) -> bool:
@@ -50,8 +56,17 @@ def effective_hidden(policy: Policy) -> tuple[str, ...]:
     writable root) would hide the very place the process works in, so it is left out —
     the user chose to work there."""
     roots = (policy.workspace, *policy.writable)
-    return tuple(dict.fromkeys(p for p in policy.hidden
-                               if not any(_inside(root, p) for root in roots)))
+    kept = [p for p in dict.fromkeys(policy.hidden) if not any(_inside(root, p) for root in roots)]
+    # A path inside another hidden directory is hidden with it (and could not be mounted on:
+    # the outer one is an empty read-only directory by then).
+    return tuple(p for p in kept if not any(q != p and _inside(p, q) for q in kept))
+
+
+def _under_private_tmp(path: str, policy: Policy) -> bool:
+    """True for a path the sandbox's own ``/tmp`` already covers (nothing of the host's
+    ``/tmp`` is visible inside, except the workspace and writable roots bound back)."""
+    return _inside(path, "/tmp") and not any(
+        _inside(path, root) for root in (policy.workspace, *policy.writable))
 
 
 def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
@@ -60,12 +75,13 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
 
     Order matters to bubblewrap (later mounts cover earlier ones): the whole filesystem
     read-only, fresh ``/dev`` and ``/proc``, a private ``/tmp``, the writable roots, and last
-    the hidden paths, so a secret inside the workspace stays hidden although the workspace is
-    writable.  A new user namespace with every capability dropped means even root inside
-    cannot remount or unmount a wall; ``--disable-userns`` stops it building a new namespace
-    to get capabilities back; a PID namespace and ``--die-with-parent`` mean that when the
-    outer ``bwrap`` dies, every process of the command dies with it (``setsid`` and
-    daemonised ones included).
+    the hidden paths (a directory becomes an empty read-only one, a file an empty file), so
+    a secret inside the workspace stays hidden although the workspace is writable.  A new
+    user namespace with every capability dropped means even root inside cannot remount or
+    unmount a wall; ``--disable-userns`` stops it building a new namespace to get
+    capabilities back; a PID namespace and ``--die-with-parent`` mean that when the outer
+    ``bwrap`` dies, every process of the command dies with it (``setsid`` and daemonised
+    ones included).
     """
     out = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
            "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
@@ -83,13 +99,17 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
     if writing:
         for path in policy.writable:
             out += ["--bind", path, path]
+    for path in policy.readable:
+        out += ["--ro-bind", path, path]
     if not writing:
         out += ["--remount-ro", "/tmp"]
     for path in effective_hidden(policy):
+        if _under_private_tmp(path, policy):
+            continue
         if is_dir(path):
             out += ["--tmpfs", path, "--remount-ro", path]
         else:
-            out += ["--ro-bind", "/dev/null", path]
+            out += ["--ro-bind", policy.empty_file or "/dev/null", path]
     out += ["--chdir", policy.cwd or policy.workspace, "--", *argv]
     return out
 

@@ -1,7 +1,8 @@
 """Finding the workspace's secret files, so the sandbox can hide them from every command.
 
-Which names are secret is not decided here: the secrets policy is a plugin's
-(``agent_secret_matchers``), plus the core's default list below.  This module walks the
+Which names are secret is not decided here: the core's secrets policy (:mod:`agent.secrets`,
+with the user's ``secrets_allow``) plus any plugin's ``agent_secret_matchers``.  This module
+walks the
 workspace and remembers what it found per directory with the directory's mtime, so a later
 call only stats the directories it knows and re-lists the ones whose entries changed (a new
 ``.env`` changes its directory's mtime).  For a repository of a few hundred directories a
@@ -10,7 +11,6 @@ re-check costs well under a millisecond.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,22 +27,6 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".v
 MAX_ENTRIES = 200_000
 
 
-def core_matcher(parts: Sequence[str]) -> str | None:
-    """The core's own list: environment files (``.env``, ``x.env``, ``.env.local``; not
-    ``.env.example``) and PEM files."""
-    if not parts:
-        return None
-    name = parts[-1]
-    if name.endswith(".env.example") or name == ".env.example":
-        return None
-    if name == ".env" or name.endswith(".env") or fnmatch.fnmatchcase(name, "*.env.*") \
-            or name.startswith(".env."):
-        return "environment files hold secrets"
-    if name.endswith(".pem"):
-        return "keys and certificates are secrets"
-    return None
-
-
 @dataclass
 class _Dir:
     mtime: int
@@ -54,10 +38,12 @@ class SecretScanner:
     """Secret paths under one workspace, kept current cheaply between calls."""
 
     def __init__(self, workspace: str, matchers: Iterable[Matcher],
-                 visible: Sequence[str] = ()) -> None:
+                 allow: Sequence[str] = ()) -> None:
+        from agent.secrets import SecretsPolicy, why_secret
+
         self.workspace = workspace.rstrip("/") or "/"
-        self.matchers = list(matchers)
-        self.visible = tuple(visible)  # workspace-relative globs the user opened
+        self.matchers = [why_secret, *matchers]
+        self.policy = SecretsPolicy(self.workspace, allow)  # the user's secrets_allow
         self.dirs: dict[str, _Dir] = {}
         self.truncated = False
 
@@ -72,7 +58,9 @@ class SecretScanner:
         return None
 
     def _opened(self, rel: str) -> bool:
-        return any(fnmatch.fnmatchcase(rel, glob) for glob in self.visible)
+        """The user's ``secrets_allow`` opens the path (every spelling that makes it
+        secret must be allowed, as for the file tools)."""
+        return bool(self.policy.allow) and not self.policy.is_secret(rel)
 
     def _list(self, path: str, rel: list[str]) -> _Dir | None:
         try:

@@ -10,7 +10,17 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from agent import Effects, Tool, ToolError, ToolResult, hookimpl
+from agent import (
+    OFF,
+    READ_ONLY,
+    WORKSPACE_WRITE,
+    Effects,
+    Tool,
+    ToolError,
+    ToolResult,
+    hookimpl,
+    sandbox_for,
+)
 
 log = logging.getLogger("agent.plugins.bash")
 
@@ -22,7 +32,7 @@ MAX_TIMEOUT_MS = 600_000
 TAIL_CHARS = 30_000
 #: The part of the result (characters) the two sections share; the core caps at 30,000.
 RESULT_BUDGET = 29_000
-#: After SIGTERM, how long the process group gets before SIGKILL (seconds).
+#: After SIGTERM, how long the command's processes get before SIGKILL (seconds).
 KILL_GRACE = 0.25
 #: After the command exits, how long to keep reading output that background jobs still write.
 DRAIN_AFTER_EXIT = 1.0
@@ -42,6 +52,10 @@ PARAMETERS: dict[str, Any] = {
         "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS,
                     "description": "Milliseconds before the command is killed "
                                    f"(default {DEFAULT_TIMEOUT_MS})."},
+        "network": {"type": "boolean",
+                    "description": "Run with network access (package installs, downloads). "
+                                   "The sandbox blocks the network otherwise; asking for it "
+                                   "always asks the user."},
     },
     "required": ["command"],
     "additionalProperties": False,
@@ -53,6 +67,17 @@ DESCRIPTION = (
     "input. `timeout` is in milliseconds (1000-600000, default 120000); on timeout the whole "
     "process tree is killed. Background jobs that keep the output open stop being read once "
     "the command exits; redirect their output to a file.")
+
+#: What the description adds about the sandbox, per mode.
+SANDBOX_NOTES = {
+    WORKSPACE_WRITE: (" The command runs in a sandbox: only the workspace and /tmp are "
+                      "writable, secrets (.env files, keys, ~/.ssh) are hidden, there is no "
+                      "network unless you pass network: true, and every process it started "
+                      "ends when it exits."),
+    READ_ONLY: (" The command runs in a read-only sandbox: it cannot write anything, secrets "
+                "are hidden and there is no network."),
+    OFF: "",
+}
 
 
 class _Tail:
@@ -176,43 +201,6 @@ class _PipeReader:
             self.done.set_result(None)
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-async def kill_tree(proc: asyncio.subprocess.Process) -> int:
-    """SIGTERM the command's whole process group, SIGKILL whatever is left after
-    :data:`KILL_GRACE`, and reap the shell.  Returns the signal that was sent last."""
-    pgid = proc.pid
-    last = signal.SIGTERM
-    _signal_group(pgid, signal.SIGTERM)
-    loop = asyncio.get_running_loop()
-    try:
-        deadline = loop.time() + KILL_GRACE
-        while loop.time() < deadline and _group_alive(pgid):
-            await asyncio.sleep(0.01)
-    finally:
-        # Runs even if cleanup itself is cancelled: nothing in the group may survive.
-        if _group_alive(pgid):
-            last = signal.SIGKILL
-            _signal_group(pgid, signal.SIGKILL)
-    await proc.wait()
-    return int(last)
-
-
 async def _stop_readers(readers: list[_PipeReader], wait: float) -> bool:
     """Wait up to ``wait`` seconds for end of file; True if some pipe was still open."""
     pending = [r.done for r in readers if not r.done.done()]
@@ -260,9 +248,9 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "-lc", command, cwd=str(ctx.workspace), stdin=asyncio.subprocess.DEVNULL,
-            stdout=out_w, stderr=err_w, start_new_session=True)
+        proc = await sandbox_for(ctx.config).spawn(
+            ["bash", "-lc", command], mode=WORKSPACE_WRITE, network=bool(args.get("network")),
+            cwd=str(ctx.workspace), stdout=out_w, stderr=err_w)
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -285,10 +273,10 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
             await asyncio.wait_for(proc.wait(), timeout_ms / 1000)
         except TimeoutError:
             timed_out = True
-            killed_with = await kill_tree(proc)
+            killed_with = await proc.terminate(KILL_GRACE)
         held_open = await _stop_readers(readers, DRAIN_AFTER_EXIT)
     except asyncio.CancelledError:
-        await kill_tree(proc)
+        await proc.terminate(KILL_GRACE)
         await _stop_readers(readers, 0.05)
         flusher.cancel()
         live.flush()
@@ -301,7 +289,10 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     finally:
         flusher.cancel()
         if proc.returncode is None:  # an unexpected error: leave nothing running
-            _signal_group(proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the sandbox's namespace goes with it
+            except OSError:
+                pass
         for reader in readers:
             reader.close()
     live.flush()
@@ -330,18 +321,30 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     return ToolResult(text, summary=summary)
 
 
-BASH = Tool(
-    name="bash",
-    description=DESCRIPTION,
-    run=run_bash,
-    parameters=PARAMETERS,
-    effects=lambda args: Effects(command=args.get("command", "")),
-    tool_set="core",
-    prompt="runs `bash -lc` in the workspace root; prefer the file tools for reading and "
-           "editing files; never start interactive programs or ones that wait for input.",
-)
+def _effects(args: dict[str, Any]) -> Effects:
+    return Effects(command=args.get("command", ""), network=bool(args.get("network")))
+
+
+def bash_tool(mode: str = WORKSPACE_WRITE) -> Tool:
+    """The ``bash`` tool, its description telling the model what the sandbox allows."""
+    return Tool(
+        name="bash",
+        description=DESCRIPTION + SANDBOX_NOTES.get(mode, ""),
+        run=run_bash,
+        parameters=PARAMETERS,
+        effects=_effects,
+        tool_set="core",
+        prompt="runs `bash -lc` in the workspace root; prefer the file tools for reading and "
+               "editing files; never start interactive programs or ones that wait for input.",
+    )
+
+
+BASH = bash_tool()
 
 
 @hookimpl
 def agent_register_tools(register, config):
-    register(BASH)
+    # What the model is told matches what really happens: a sandbox that cannot start
+    # here runs commands without walls (and the gate asks about each one).
+    mode = sandbox_for(config).mode_for(WORKSPACE_WRITE) if config is not None else OFF
+    register(bash_tool(mode))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import signal
-import subprocess
 from pathlib import Path
+from typing import Any
 
-from agent import hookimpl
+from agent import WORKSPACE_WRITE, Sandbox, hookimpl, sandbox_for
 
 log = logging.getLogger("agent.plugins.format")
 
@@ -53,30 +51,24 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def run_formatter(workspace: Path, timeout: float = TIMEOUT) -> None:
-    """Run the formatter in ``workspace``; every failure is logged and swallowed."""
+def run_formatter(workspace: Path, timeout: float = TIMEOUT, config: Any = None) -> None:
+    """Run the formatter in ``workspace`` under the sandbox (workspace-write: it may rewrite
+    the project's files, nothing else, and has no network); every failure is logged and
+    swallowed."""
     argv = formatter_for(workspace)
     if argv is None:
         return
+    sandbox = sandbox_for(config) if config is not None else Sandbox.standalone(workspace)
     try:
-        proc = subprocess.Popen(argv, cwd=workspace, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        code, output = sandbox.run(argv, mode=WORKSPACE_WRITE, cwd=workspace, timeout=timeout)
     except OSError as exc:
         log.warning("format: could not run %s: %s", " ".join(argv), exc)
         return
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # npm and friends spawn children
-        except OSError:
-            pass
-        proc.communicate()
+    if code is None:
         log.warning("format: %s took longer than %ss and was killed", " ".join(argv), timeout)
         return
-    if proc.returncode != 0:
-        log.warning("format: %s exited %s: %s", " ".join(argv), proc.returncode,
+    if code != 0:
+        log.warning("format: %s exited %s: %s", " ".join(argv), code,
                     output.decode("utf-8", "replace")[-2000:])
 
 
@@ -111,6 +103,6 @@ def agent_event(event, session):
         return
     state["changed"] = False
     try:
-        run_formatter(Path(session.workspace))
+        run_formatter(Path(session.workspace), config=getattr(session, "config", None))
     except Exception:  # never let formatting break the session
         log.exception("format: failed")

@@ -39,9 +39,3 @@ def agent_guard_tool_call(call, effects, session):
         if verdict:
             return Verdict.deny(verdict.message("read"), "secrets")
     return None
-
-
-@hookimpl
-def agent_secret_matchers(config):
-    """The same names, hidden from every sandboxed process (bash, git, formatters)."""
-    return why_secret

@@ -37,20 +37,21 @@ def boot(tmp_path):
 
 # ---- process inspection ---------------------------------------------------------------------
 
-def group_members(pgid: int) -> dict[int, str]:
-    """Live (non-zombie) processes in process group ``pgid``: pid -> command name."""
+def marked(token: str) -> dict[int, str]:
+    """Live ``sleep`` processes whose command line carries ``token``: pid -> command name.
+    Found through the host's /proc, so it works whatever PID namespace the command runs in."""
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
+        state = stat[stat.rindex(")") + 2:].split()[0]
+        if comm == "sleep" and state != "Z" and any(token.encode() in a for a in argv):
             found[int(entry.name)] = comm
     return found
 
@@ -68,19 +69,27 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def wait_for_sleepers(pgid_file: Path, count: int = 2) -> tuple[int, dict[int, str]]:
+_tokens = iter(range(10_000))
+
+
+def new_token() -> str:
+    return f"{os.getpid() % 100000}{next(_tokens):04d}"
+
+
+async def wait_for_sleepers(token: str, count: int = 4) -> tuple[str, dict[int, str]]:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        if pgid_file.exists() and pgid_file.read_text().strip():
-            pgid = int(pgid_file.read_text())
-            members = group_members(pgid)
-            if sum(1 for name in members.values() if name == "sleep") >= count:
-                return pgid, members
+        members = marked(token)
+        if len(members) >= count:
+            return token, members
         await asyncio.sleep(0.02)
     raise AssertionError("the process tree never started")
 
 
-TREE = "echo $$ > {pgid}; echo started; bash -c 'sleep 30 & sleep 30'"
+# Four sleepers: one that left the session (setsid), one nohup'd into the background, and
+# two in a nested shell.  Every one must end on a timeout or ctrl-c.
+TREE = ("echo started; setsid sleep 30.{pgid}1 & nohup sleep 30.{pgid}2 >/dev/null 2>&1 & "
+        "bash -c 'sleep 30.{pgid}3 & sleep 30.{pgid}4'")
 
 
 # ---- results ----------------------------------------------------------------------------------
@@ -116,11 +125,22 @@ async def test_stdin_is_empty_so_reading_it_does_not_hang(boot):
     assert time.monotonic() - started < 5
 
 
-async def test_killed_by_a_signal_is_reported(boot):
-    config, _, bash = boot
+async def test_killed_by_a_signal_is_reported(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config, hooks = make_boot(workspace, tmp_path / "agenthome", builtins=["bash"],
+                              file_data={"sandbox": "off"})
+    bash = hooks.tools(config)["bash"]
     result = await run_tool(bash, {"command": "echo before; kill -KILL $$"}, config)
     assert result.output.startswith("exit: 137 (killed by SIGKILL)\nstdout:\nbefore")
     assert result.summary == "killed by SIGKILL, 1 line out"
+
+
+async def test_killed_by_a_signal_in_the_sandbox_is_the_shells_exit_status(boot):
+    # The sandbox's init reports a command killed by signal N as exit 128+N, as a shell does.
+    config, _, bash = boot
+    result = await run_tool(bash, {"command": "echo before; kill -KILL $$"}, config)
+    assert result.output.startswith("exit: 137\nstdout:\nbefore")
 
 
 async def test_invalid_utf8_is_replaced_not_fatal(boot):
@@ -177,10 +197,10 @@ async def test_output_streams_live_before_the_command_ends(boot):
 
 async def test_timeout_kills_the_whole_group(boot, tmp_path):
     config, _, bash = boot
-    pgid_file = tmp_path / "pgid"
+    pgid_file = new_token()
     task = asyncio.create_task(run_tool(
         bash, {"command": TREE.format(pgid=pgid_file), "timeout": 1000}, config))
-    pgid, members = await wait_for_sleepers(pgid_file)
+    _, members = await wait_for_sleepers(pgid_file)
     result = await task
     assert result.output.startswith("exit: 143 (killed by SIGTERM; timeout is 1000ms)")
     assert "started" in result.output
@@ -228,7 +248,7 @@ def test_effects_are_the_command_and_the_tool_is_core(boot):
 
 async def test_cancelled_without_a_session_kills_the_tree_and_reraises(boot, tmp_path):
     config, _, bash = boot
-    pgid_file = tmp_path / "pgid"
+    pgid_file = new_token()
     ctx = tool_context(config, "bash", {})
     task = asyncio.create_task(bash.run({"command": TREE.format(pgid=pgid_file)}, ctx))
     _, members = await wait_for_sleepers(pgid_file)
@@ -267,7 +287,7 @@ def bash_call(command: str) -> Message:
 
 async def test_ctrl_c_kills_every_process_fast_and_the_turn_goes_on(boot, tmp_path):
     config, hooks, _ = boot
-    pgid_file = tmp_path / "pgid"
+    pgid_file = new_token()
     provider = ScriptedProvider(bash_call(TREE.format(pgid=pgid_file)),
                                 Message("assistant", [TextPart("ok, stopped")]))
     session = Session(Runtime(config, hooks, hooks.tools(config), provider, approver=approve))
@@ -286,7 +306,7 @@ async def test_ctrl_c_kills_every_process_fast_and_the_turn_goes_on(boot, tmp_pa
             survivors = [pid for pid in members if alive(pid)]
             assert not survivors, f"still running after ctrl-c: {survivors}"
     assert error_at - interrupted_at < 0.5
-    assert len([n for n in members.values() if n == "sleep"]) >= 2
+    assert len([n for n in members.values() if n == "sleep"]) >= 4
     error = next(e for e in events if e.type == "tool-error")
     assert error.error.startswith(INTERRUPTED + "\nstdout:\nstarted")
     assert events[-1].type == "done" and events[-1].reason == "end"  # the turn went on
@@ -296,13 +316,13 @@ async def test_ctrl_c_kills_every_process_fast_and_the_turn_goes_on(boot, tmp_pa
 
 async def test_ctrl_c_before_any_output_says_so(boot, tmp_path):
     config, hooks, _ = boot
-    pgid_file = tmp_path / "pgid"
-    provider = ScriptedProvider(bash_call(f"echo $$ > {pgid_file}; sleep 30 & sleep 30"),
+    pgid_file = new_token()
+    provider = ScriptedProvider(bash_call(f"sleep 30.{pgid_file}1 & sleep 30.{pgid_file}2"),
                                 Message("assistant", [TextPart("ok")]))
     session = Session(Runtime(config, hooks, hooks.tools(config), provider, approver=approve))
 
     async def press_ctrl_c():
-        await wait_for_sleepers(pgid_file)
+        await wait_for_sleepers(pgid_file, 2)
         session.interrupt_tools()
 
     presser = asyncio.create_task(press_ctrl_c())
@@ -314,7 +334,7 @@ async def test_ctrl_c_before_any_output_says_so(boot, tmp_path):
 
 async def test_aborting_the_turn_kills_the_tree_and_records_an_aborted_call(boot, tmp_path):
     config, hooks, _ = boot
-    pgid_file = tmp_path / "pgid"
+    pgid_file = new_token()
     provider = ScriptedProvider(bash_call(TREE.format(pgid=pgid_file)))
     session = Session(Runtime(config, hooks, hooks.tools(config), provider, approver=approve))
 

@@ -194,23 +194,42 @@ def test_a_missing_formatter_is_logged_and_swallowed(workspace, tmp_path, monkey
 def test_a_hanging_formatter_is_killed_with_its_children(workspace, tmp_path, monkeypatch,
                                                          caplog):
     (workspace / "Cargo.toml").write_text("[package]\n")
-    bindir = fake_formatter(tmp_path, "cargo", 'sleep 30 & echo $! > "$PWD/child"; wait\n')
+    token = f"30.{os.getpid() % 100000}9"
+    bindir = fake_formatter(tmp_path, "cargo", f'setsid sleep {token} & touch started; wait\n')
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
     started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="agent.plugins.format"):
         run_formatter(workspace, timeout=0.5)
     assert time.monotonic() - started < 3
     assert "was killed" in caplog.text
-    child = int((workspace / "child").read_text())
+    assert (workspace / "started").exists()  # the child had been started
     deadline = time.monotonic() + 2
-    while time.monotonic() < deadline and _alive(child):
+    while time.monotonic() < deadline and _sleepers(token):
         time.sleep(0.02)
-    assert not _alive(child)
+    assert not _sleepers(token)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
+def _sleepers(token: str) -> list[int]:
+    """Live processes running ``sleep TOKEN``, seen from the host (any PID namespace)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if len(argv) > 1 and argv[0].endswith(b"sleep") and argv[1] == token.encode() \
+                and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_formatter_cannot_write_outside_the_workspace(workspace, tmp_path, monkeypatch):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("original\n")
+    (workspace / "go.mod").write_text("module x\n")
+    bindir = fake_formatter(tmp_path, "gofmt", f'echo formatted > main.go; echo x > {victim}\n')
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    run_formatter(workspace)
+    assert (workspace / "main.go").read_text() == "formatted\n"
+    assert victim.read_text() == "original\n"

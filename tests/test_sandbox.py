@@ -108,8 +108,8 @@ async def test_a_secret_created_between_calls_is_hidden_from_the_next(tmp_path):
     assert "sk-late" not in out and "sk-in-dir" not in out
 
 
-async def test_sandbox_visible_opens_a_path_the_user_names(tmp_path):
-    config, _ = boot(tmp_path, sandbox_visible=["certs/*.pem"])
+async def test_secrets_allow_opens_a_path_the_user_names(tmp_path):
+    config, _ = boot(tmp_path, secrets_allow=["certs/*.pem"])
     (config.workspace / "certs").mkdir()
     (config.workspace / "certs" / "test.pem").write_text("test cert\n")
     (config.workspace / "real.pem").write_text("sk-hidden\n")
@@ -198,7 +198,8 @@ def marked(token: str) -> list[int]:
     found = []
     for pid in snapshot():
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                "utf-8", "replace")
         except OSError:
             continue
         if token in cmdline and alive(pid) and "bash -c" not in cmdline:

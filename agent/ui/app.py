@@ -18,6 +18,7 @@ from typing import Any
 import urwid
 
 from agent.blocks import Block
+from agent.sandbox import sandbox_label
 from agent.ui.context import CommandContext
 from agent.ui.keymap import Keymap
 from agent.ui.keys import KeyRouter
@@ -279,7 +280,8 @@ class App:
                            thinking=str(getattr(self.session, "thinking", None)
                                         or self.config.get("thinking") or "medium"),
                            tools=tools, context_pct=self.context_pct(), cost=cost,
-                           priced=priced, cap=float(cap) if cap else None, **extra)
+                           priced=priced, cap=float(cap) if cap else None,
+                           sandbox=sandbox_label(self.config), **extra)
         self.refresh_todos()
         self.redraw.request()
 

@@ -137,6 +137,9 @@ def header(app: App, problem: str = "") -> str:
                       + ", defaults elsewhere"))
     else:
         lines.append((90, DEFAULT_APPROVALS))
+    from agent.sandbox import sandbox_for
+
+    lines.append((91, sandbox_for(config).describe()))
     sets = config.get("tool_sets")
     if sets:
         lines.append((95, "tool sets: " + ", ".join(["core"] + [s for s in sets

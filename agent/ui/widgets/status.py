@@ -192,6 +192,7 @@ class StatusInfo:
     priced: bool = True
     cap: float | None = None
     note: str = ""
+    sandbox: str = ""  # "sandbox off" / "no sandbox": shown whenever commands run unconfined
 
 
 #: context use (percent of the compaction threshold) from which the status bar warns
@@ -226,6 +227,8 @@ class StatusBar(urwid.WidgetWrap):
                              ("status", f"{i.tools} tools"), ("status", "  "), (ctx_style, ctx)]
         if cost:
             markup += [("status", "  "), ("status", cost)]
+        if i.sandbox:
+            markup += [("status", "  "), ("status-bad", i.sandbox)]
         if i.note:
             markup += [("status", "  "), ("dim", i.note)]
         self._text.set_text(markup)
