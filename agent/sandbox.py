@@ -262,7 +262,7 @@ class Sandbox:
         defaults (``workspace-write``, no network) for ``workspace``, with ``settings``
         standing in for config keys (``sandbox="read-only"``, ``sandbox_network=True``).
         Kept per workspace and settings, so the probe runs once."""
-        key = (os.fspath(workspace), tuple(sorted(settings.items(), key=lambda kv: kv[0])))
+        key = (os.fspath(workspace), repr(sorted(settings.items())))
         found = _STANDALONE.get(key)
         if found is None:
             found = _STANDALONE[key] = cls(_Settings(key[0], settings))
