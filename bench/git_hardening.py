@@ -1,0 +1,98 @@
+"""Benchmark: what the git hardening costs per call, and what it stops.
+
+    python bench/git_hardening.py            # 15 calls per command
+    python bench/git_hardening.py --runs 5
+
+For each command the git tools run, the median wall time through ``agent.safegit`` (the
+config listing, then the command, with every program-valued setting overridden) against
+plain ``git`` on the same repository in the same run, and the ratio.  Then every hostile
+repository of ``tests/hostile_repos.py``: plain git (armed: did the marker appear?) and
+``agent.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hostile_repos import FACTORIES, base, run_control  # noqa: E402
+
+from agent import safegit  # noqa: E402
+
+COMMANDS = [
+    ["status", "--porcelain=v1", "--branch", "-z"],
+    ["diff", "--no-textconv", "--no-ext-diff"],
+    ["log", "-n15", "--format=%h %s"],
+    ["show", "--no-textconv", "--no-ext-diff", "HEAD"],
+]
+
+
+def median_ms(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def cost(runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = base(Path(tmp))
+        print(f"Cost per call (median of {runs}, ms)")
+        print(f"{'command':<10} {'safegit':>9} {'plain git':>10} {'ratio':>7} {'added':>7}")
+        for argv in COMMANDS:
+            ours = median_ms(lambda argv=argv: asyncio.run(safegit.run(ws, argv)), runs)
+            plain = median_ms(lambda argv=argv: subprocess.run(["git", *argv], cwd=ws,
+                                                               capture_output=True), runs)
+            print(f"{argv[0]:<10} {ours:>9.1f} {plain:>10.1f} {ours / plain:>6.2f}x "
+                  f"{ours - plain:>6.1f}")
+
+
+async def _through_safegit(hostile) -> None:
+    for argv in (["status", "--porcelain"], ["diff", "--no-textconv", "--no-ext-diff"],
+                 ["log", "-p", "-3", "--no-textconv", "--no-ext-diff"], ["show", "HEAD:b.txt"],
+                 ["blame", "--no-textconv", "a.txt"], ["-p", "log", "-1"]):
+        try:
+            await safegit.run(hostile.ws, argv)
+        except (safegit.GitRefused, safegit.GitFailed):
+            pass
+
+
+def hostile() -> None:
+    print("\nHostile repositories (tests/hostile_repos.py)")
+    print(f"{'mechanism':<20} {'plain git':>10} {'safegit':>9}")
+    tried = escaped = 0
+    for name, factory in sorted(FACTORIES.items()):
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            armed = bool(run_control(factory(Path(a))))
+            repo = factory(Path(b))
+            asyncio.run(_through_safegit(repo))
+            fired = bool(repo.fired())
+        tried += 1
+        escaped += fired
+        print(f"{name:<20} {'ran' if armed else 'did not run':>10} "
+              f"{'ESCAPED' if fired else 'held':>9}")
+    print(f"tried {tried}, escaped {escaped}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    cost(args.runs)
+    hostile()
+
+
+if __name__ == "__main__":
+    main()
