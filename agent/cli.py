@@ -141,6 +141,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--version") and len(argv) == 1:
         print(version_line())
         return 0
+    try:
+        return _dispatch(argv)
+    finally:
+        _secure_state()
+
+
+def _secure_state() -> None:
+    """At exit: whatever a plugin created in the state dir this run (undo snapshots, caches)
+    becomes 0700/0600 like the rest (docs/state.md)."""
+    from agent.config import Paths
+    from agent.private import secure_home
+
+    try:
+        secure_home(Paths.resolve())
+    except Exception:  # never let tidying up change the exit code
+        pass
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     if argv and not argv[0].startswith("-") and argv[0].isidentifier():
@@ -294,9 +313,11 @@ def setup_logging(state_dir: Any) -> None:
     """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log``."""
     import logging
 
+    from agent.private import PrivateFileHandler, private_dir
+
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(state_dir / "agent.log", encoding="utf-8", delay=True)
+        private_dir(state_dir)
+        handler = PrivateFileHandler(state_dir / "agent.log", encoding="utf-8", delay=True)
     except OSError:
         return
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

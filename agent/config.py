@@ -304,8 +304,13 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
         raise ConfigError(f"{path}: could not be updated without breaking it ({exc}); "
                           "edit it by hand") from None
     from agent.atomic import AtomicWriteError, atomic_write
+    from agent.private import private_dir, rewrite_mode
 
     try:  # all or nothing: a full or read-only disk leaves the file as it was
-        atomic_write(path, updated, make_parents=True)
+        # The file may hold an API key: 0600 when new, and a rewrite keeps or tightens its
+        # mode (never back to 0644); its directory is 0700.
+        if not path.parent.exists():
+            private_dir(path.parent)
+        atomic_write(path, updated, make_parents=True, mode=rewrite_mode(path))
     except AtomicWriteError as exc:
         raise ConfigError(str(exc)) from None

@@ -100,8 +100,10 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
         hooks.configure(config)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    from agent.private import secure_home
     from agent.sandbox import sandbox_for
 
+    secure_home(paths, deep=False)  # an older, looser install is tightened on its next start
     sandbox_for(config)  # starts the sandbox probe now, in the background
     return Boot(config, host, hooks, options)
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.private import open_private, private_dir, tighten
+
 DB_NAME = "agent.db"
 
 #: How long a writer waits for another process's write transaction, in milliseconds.
@@ -193,7 +195,11 @@ def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Co
     migrations = MIGRATIONS if migrations is None else migrations
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0700 dir, 0600 file before SQLite opens it: its -wal and -shm take the file's mode.
+        private_dir(path.parent)
+        open_private(path)
+        for suffix in ("-wal", "-shm"):
+            tighten(f"{path}{suffix}")
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:

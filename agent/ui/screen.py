@@ -63,9 +63,11 @@ def _quiet_terminal(state_dir: Any) -> Iterator[None]:
     saved_fd: int | None = None
     path = None
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        from agent.private import PrivateFileHandler, private_dir
+
+        private_dir(state_dir)
         path = state_dir / "agent.log"
-        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        handler = PrivateFileHandler(path, encoding="utf-8", delay=True)
         handler.setLevel(logging.WARNING)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     except OSError:
