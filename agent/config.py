@@ -59,6 +59,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="credential-looking environment variables sandboxed commands still get"),
     Option("sandbox_bwrap", help="path of the bwrap binary to use (default: the bundled one, "
                                  "then bwrap on PATH)", metavar="PATH"),
+    Option("guard_timeout", type="float", default=2.0,
+           help="seconds a guard plugin may take to judge one call; a slower guard denies it",
+           minimum=0.01),
     Option("tool_sets", type="list", default=["core", "edit-plus", "git"],
            help="tool sets offered: core (always), edit-plus, git, net"),
     Option("permission", type="dict", default={}, help="permission rules (docs/permissions.md)"),

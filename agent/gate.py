@@ -1,6 +1,7 @@
 """The gate: the only place a tool call is allowed to run.
 
-Per call, in order: guards (any deny wins; a guard that raises denies) → permission rules
+Per call, in order: guards (any deny wins; a guard that raises, hangs past
+``guard_timeout`` or answers anything but None or a Verdict denies) → permission rules
 (user config or the default policy, tightened by the project) → session grants ("always") →
 the repeat guard (a third identical call in a turn is asked about) → ``--yolo`` turns *ask*
 into *allow* and never touches a deny → *ask* goes to the front end's approver (headless:
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent import permissions, sandbox
+from agent.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
 from agent.tools import Effects, Tool, ToolCall
 from agent.verdict import Verdict
 
@@ -72,6 +74,7 @@ class GateDecision:
     source: str = ""
     arguments: dict[str, Any] | None = None  # the user's edited arguments (see Approval)
     note: str = ""  # appended to the tool's result
+    notices: list[str] = field(default_factory=list)  # plugin problems to show the user once
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
@@ -118,12 +121,30 @@ class Gate:
         """Reset the repeat guard (it counts identical calls within one turn)."""
         self._seen.clear()
 
+    @property
+    def guard_timeout(self) -> float:
+        """Seconds each guard may take over one call (config ``guard_timeout``)."""
+        value = self.config.get("guard_timeout")
+        return float(value) if isinstance(value, (int, float)) and value > 0 else \
+            DEFAULT_GUARD_TIMEOUT
+
     def verdict(self, call: ToolCall, effects: Effects, session: Any) -> tuple[Verdict, str]:
         """Guards and rules without asking anyone: the verdict and who gave it.
 
-        Used by :meth:`decide` and by ``agent policy explain``.
+        For callers without an event loop (``agent policy explain``); :meth:`decide` awaits
+        the guards instead, so a slow one never blocks the loop.
         """
-        guards = self.hooks.guard(call, effects, session)
+        guards = self.hooks.guard(call, effects, session, timeout=self.guard_timeout)
+        return self._combine(call, effects, guards)
+
+    async def _verdict(self, call: ToolCall, effects: Effects,
+                       session: Any) -> tuple[Verdict, str]:
+        guards = await self.hooks.guard_async(call, effects, session,
+                                              timeout=self.guard_timeout)
+        return self._combine(call, effects, guards)
+
+    def _combine(self, call: ToolCall, effects: Effects,
+                 guards: list[Verdict]) -> tuple[Verdict, str]:
         denials = [v for v in guards if v.decision == "deny"]
         if denials:
             return denials[0], "guard"
@@ -141,10 +162,18 @@ class Gate:
 
     async def decide(self, call: ToolCall, tool: Tool, effects: Effects,
                      session: Any) -> GateDecision:
-        verdict, by = self.verdict(call, effects, session)
+        verdict, by = await self._verdict(call, effects, session)
+        notices = self.hooks.guards.take_new_problems()
         if verdict.decision == "deny":
             prefix = f"Blocked by the {verdict.source} plugin: " if by == "guard" else ""
-            return GateDecision(False, by, prefix + verdict.reason, verdict.source)
+            return GateDecision(False, by, prefix + verdict.reason, verdict.source,
+                                notices=notices)
+        decision = await self._decide_rest(call, tool, effects, verdict, by)
+        decision.notices = notices
+        return decision
+
+    async def _decide_rest(self, call: ToolCall, tool: Tool, effects: Effects,
+                           verdict: Verdict, by: str) -> GateDecision:
         needs_ask = verdict.decision == "ask"
         # Network for a command is approved per call: an "always" given without it must not
         # carry it along.

@@ -3,7 +3,7 @@
 Collect-all hooks are called one implementation at a time, in plugin-name order, so results
 are deterministic, the core knows which plugin contributed what, and one plugin raising is
 isolated (logged and reported) instead of breaking the others.  Guards are the exception to
-"isolated": a guard that raises denies the call.
+"isolated": a guard that raises, hangs or answers garbage denies the call (:mod:`agent.guards`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import pluggy
 
 from agent.commands import CommandRegistry, SlashCommand
+from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.options import OptionRegistry
 from agent.prompt import Fragment
 from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
@@ -32,6 +33,7 @@ class Hooks:
         self.pm = pm
         #: problems worth showing the user (a plugin raising in a hook, a name clash)
         self.problems: list[str] = []
+        self.guards = GuardRunner(self.problems.append)
 
     # ---- plumbing ---------------------------------------------------------------------------
 
@@ -213,23 +215,21 @@ class Hooks:
                             session=session):
             pass
 
-    def guard(self, call: ToolCall, effects: Effects, session: Any) -> list[Verdict]:
-        """Every guard's verdict.  A guard that raises is a denial (fail closed)."""
-        verdicts: list[Verdict] = []
-        for plugin, fn, argnames in self._impls("agent_guard_tool_call"):
-            kwargs = {"call": call, "effects": effects, "session": session}
-            try:
-                verdict = fn(**{k: kwargs[k] for k in argnames})
-            except Exception as exc:
-                log.warning("guard %s raised", plugin, exc_info=exc)
-                verdicts.append(Verdict.deny(
-                    f"the {plugin} guard failed ({type(exc).__name__}: {exc}), so the call was "
-                    "refused to be safe", plugin))
-                continue
-            if isinstance(verdict, Verdict):
-                verdicts.append(Verdict(verdict.decision, verdict.reason,
-                                        verdict.source or plugin))
-        return verdicts
+    def guard(self, call: ToolCall, effects: Effects, session: Any, *,
+              timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
+        """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`)."""
+        return self.guards.run_sync(self._impls("agent_guard_tool_call"),
+                                    {"call": call, "effects": effects, "session": session},
+                                    timeout)
+
+    async def guard_async(self, call: ToolCall, effects: Effects, session: Any, *,
+                          timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
+        """Every guard's verdict, each guard on its own thread, awaited for at most
+        ``timeout`` seconds.  A guard that raises, hangs or answers anything but None or a
+        valid Verdict denies the call (fail closed; see :mod:`agent.guards`)."""
+        return await self.guards.run(self._impls("agent_guard_tool_call"),
+                                     {"call": call, "effects": effects, "session": session},
+                                     timeout)
 
     def secret_matchers(self, config: Any) -> list[Callable[..., Any]]:
         """Every plugin's secret-path matchers, in plugin-name order (errors isolated)."""

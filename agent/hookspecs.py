@@ -213,8 +213,15 @@ def agent_guard_tool_call(call, effects, session):
     ``call`` is the :class:`agent.tools.ToolCall`; ``effects`` what it would touch
     (:class:`agent.tools.Effects`).  Guards look at effects, not tool names, so they cover tools
     they have never heard of.  Any ``deny`` wins over everything, including ``--yolo`` and user
-    approval; ``ask`` forces a prompt.  A guard that raises denies the call (fail closed).  The
-    reason of a denial is given to the model, so say what to do instead.
+    approval; ``ask`` forces a prompt.  The reason of a denial is given to the model, so say
+    what to do instead.
+
+    The contract fails closed: a guard that raises, answers anything but None or a valid
+    ``Verdict`` (the string ``"deny"``, a dict, a Verdict with an unknown decision), or takes
+    longer than ``guard_timeout`` seconds (default 2) denies the call, and the plugin is
+    reported once.  Guards run on worker threads, so a slow one never blocks the screen; a
+    guard must be a plain function: a plugin whose guard is ``async def`` is refused when it
+    registers.
 
     Example::
 

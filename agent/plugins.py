@@ -96,6 +96,12 @@ class PluginHost:
             self.status[name] = PluginStatus(name, "failed", error=_describe(exc))
             log.warning("plugin %s failed to register: %s", name, exc)
             return False
+        problem = _guard_problem(self.pm, plugin)
+        if problem is not None:  # a guard that cannot work must not leave its tools behind
+            self.pm.unregister(plugin)
+            self.status[name] = PluginStatus(name, "failed", error=problem)
+            log.warning("plugin %s refused: %s", name, problem)
+            return False
         module = getattr(plugin, "__name__", type(plugin).__name__)
         doc = (getattr(plugin, "__doc__", "") or "").strip().splitlines()
         self.status[name] = PluginStatus(name, state, module=module,
@@ -173,6 +179,18 @@ def _drop_unknown_hooks(host: PluginHost) -> None:
                 raise
             host.pm.unregister(bad)
             host.status[bad_name] = PluginStatus(bad_name, "failed", error=_describe(exc))
+
+
+def _guard_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
+    """Why ``plugin``'s guard hook cannot be used (it is ``async def``), or None."""
+    from agent.guards import async_guard_problem
+
+    for impl in pm.hook.agent_guard_tool_call.get_hookimpls():
+        if impl.plugin is plugin:
+            problem = async_guard_problem(impl.function)
+            if problem is not None:
+                return problem
+    return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -297,6 +297,10 @@ class Session:
                 continue
             call.arguments = args
             decision = await self.gate.decide(call, tool, effects, self)
+            for text in decision.notices:
+                notice = ev.NoticeEvent(text)
+                self._emit_coarse(notice)
+                yield notice
             if not decision.allowed:
                 results[part.id] = ToolResultPart(part.id, part.name, decision.message, True)
                 denied = ev.ToolDeniedEvent(part.id, part.name, decision.message, decision.by)
