@@ -116,8 +116,15 @@ def build_parser(options: Any) -> argparse.ArgumentParser:
                         help="continue the newest saved session of this directory")
     parser.add_argument("-r", "--resume", metavar="ID",
                         help="resume a saved session by id or unique id prefix")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+                        help="allow calls matching RULE for this run: TOOL or TOOL:PATTERN, as "
+                             "in --allow 'bash:pytest *' --allow edit_file (repeatable; never "
+                             "lifts a deny; docs/headless.md)")
+    parser.add_argument("--deny", action="append", default=[], metavar="RULE",
+                        help="deny calls matching RULE for this run, e.g. --deny 'bash:git push*' "
+                             "(repeatable; wins over every allow)")
     seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print",
-            "--continue", "--resume"}
+            "--continue", "--resume", "--allow", "--deny"}
     group = parser.add_argument_group("settings (also config keys)")
     for option in options:
         if not option.flag or option.flag in seen:
@@ -218,9 +225,16 @@ def run_main(argv: list[str]) -> int:
             return _fail("-p needs a prompt argument or piped stdin", 2)
     if args.json and not headless:
         return _fail("--json only works with -p", 2)
+    from agent.permission_flags import FlagRuleError, FlagRules
+
+    try:
+        permission_flags = FlagRules.parse(args.allow, args.deny)
+    except FlagRuleError as exc:
+        return _fail(str(exc), 2)
     try:
         boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless,
-                             extra={"no_plugins": bool(args.no_plugins)})
+                             extra={"no_plugins": bool(args.no_plugins),
+                                    "permission_flags": permission_flags})
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
@@ -229,6 +243,10 @@ def run_main(argv: list[str]) -> int:
     for name in host.unknown:
         print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
               file=sys.stderr)
+    if args.allow or args.deny:  # a typo in --deny must not pass silently
+        unknown = unknown_flag_tools(boot.config, boot.hooks.tools(boot.config))
+        if unknown:
+            return _fail(unknown, 2)
     code = _resolve_resume(boot, args)
     if code:
         return code
@@ -283,7 +301,8 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
         return _fail(str(exc), 2)
     if not config.get("yolo"):
         print("agent: headless mode denies every tool call that needs approval (writes, edits, "
-              "commands, network, MCP tools) unless --yolo is passed", file=sys.stderr)
+              "commands, network, MCP tools) unless --allow RULE or --yolo allows it",
+              file=sys.stderr)
     for problem in hooks.problems:
         print(f"agent: {problem}", file=sys.stderr)
     from agent.sandbox import sandbox_for
@@ -307,6 +326,23 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
                       file=sys.stderr)
             session.recorder.close()
         hooks.unconfigure(config)
+
+
+def unknown_flag_tools(config: Any, tools: dict[str, Any]) -> str:
+    """A message naming an ``--allow``/``--deny`` tool that matches no tool, or ``""``.
+
+    A typo in ``--deny`` must not pass silently.  Wildcard keys and MCP tools (whose servers
+    may not have connected yet) are not checked.
+    """
+    flags = config.extra.get("permission_flags")
+    if flags is None:
+        return ""
+    for flag, tool in flags.tools():
+        if "*" in tool or "?" in tool or tool.startswith("mcp__") or tool in tools:
+            continue
+        return (f"{flag} {tool}: no tool is named {tool!r}. Tools: "
+                f"{', '.join(sorted(tools))}")
+    return ""
 
 
 def setup_logging(state_dir: Any) -> None:

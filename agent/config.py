@@ -59,6 +59,10 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="credential-looking environment variables sandboxed commands still get"),
     Option("sandbox_bwrap", help="path of the bwrap binary to use (default: the bundled one, "
                                  "then bwrap on PATH)", metavar="PATH"),
+    Option("permission_mode", default="default", choices=("default", "accept-edits", "plan"),
+           help="default: rules and the default policy; accept-edits: also allow edits "
+                "inside the workspace; plan: read-only (docs/permissions.md)",
+           flag="--permission-mode", env="AGENT_PERMISSION_MODE", metavar="MODE"),
     Option("guard_timeout", type="float", default=2.0,
            help="seconds a guard plugin may take to judge one call; a slower guard denies it",
            minimum=0.01),

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from agent import permissions, sandbox
 from agent.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
+from agent.permission_flags import FlagRules
 from agent.tools import Effects, Tool, ToolCall
 from agent.verdict import Verdict
 
@@ -78,7 +79,18 @@ class GateDecision:
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
-                   "Do without it, or tell the user to rerun with --yolo.")
+                   "Do without it, or tell the user to rerun with {rerun} or --yolo.")
+
+
+def rerun_hint(tool_name: str, effects: Effects) -> str:
+    """The ``--allow`` flag that would let this call run headless, when it is short."""
+    grants = permissions.grant_patterns(tool_name, effects)
+    if grants == ("*",):
+        return f"--allow {tool_name}"
+    if len(grants) == 1 and len(grants[0]) <= 60 and "'" not in grants[0] \
+            and "\n" not in grants[0]:
+        return f"--allow '{tool_name}:{grants[0]}'"
+    return "--allow RULE (docs/headless.md)"
 
 
 @dataclass
@@ -102,6 +114,18 @@ class Grants:
         return all(any(permissions.matches(p, s) for p in patterns) for s in subjects or ("",))
 
 
+def flag_rules(config: Any) -> FlagRules | None:
+    """The run's flag rules (``config.extra["permission_flags"]``, set by the CLI) with the
+    ``permission_mode`` key; None when there are none."""
+    flags = config.extra.get("permission_flags") if hasattr(config, "extra") else None
+    mode = config.get("permission_mode") or "default"
+    if flags is None:
+        flags = FlagRules(mode=mode) if mode != "default" else None
+    elif mode != flags.mode:
+        flags = FlagRules(flags.allow, flags.deny, mode)
+    return None if flags is None or flags.empty else flags
+
+
 class Gate:
     """Decides every tool call of one session."""
 
@@ -115,6 +139,8 @@ class Gate:
         self.user_rules = permissions.parse_rules(config.get("permission", {}))
         self.project_rules = permissions.strip_allows(
             permissions.parse_rules(config.extra.get("project_permission", {})))
+        #: ``--allow``/``--deny``/``--permission-mode`` of this run (agent.permission_flags)
+        self.flags = flag_rules(config)
         self._seen: Counter[str] = Counter()
 
     def new_turn(self) -> None:
@@ -149,7 +175,8 @@ class Gate:
         if denials:
             return denials[0], "guard"
         rule = permissions.decide(call.name, effects, self.user_rules, self.project_rules,
-                                  workspace=getattr(self.config, "workspace", None))
+                                  workspace=getattr(self.config, "workspace", None),
+                                  flags=self.flags)
         if rule.decision == "deny":
             return rule, "rule"
         asks = [v for v in guards if v.decision == "ask"]
@@ -195,7 +222,8 @@ class Gate:
         if self.yolo and not repeating:
             return GateDecision(True, "yolo", source=verdict.source)
         if self.approver is None:
-            return GateDecision(False, "headless", HEADLESS_DENIAL.format(tool=call.name))
+            return GateDecision(False, "headless", HEADLESS_DENIAL.format(
+                tool=call.name, rerun=rerun_hint(call.name, effects)))
         grants = permissions.grant_patterns(call.name, effects)
         reply = await self.approver(ApprovalRequest(
             call, tool, effects, verdict.reason, verdict.source, repeating, grants))

@@ -17,11 +17,14 @@ import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.globmatch import glob_match
 from agent.tools import Effects
 from agent.verdict import DECISIONS, Verdict, strongest
+
+if TYPE_CHECKING:
+    from agent.permission_flags import FlagRules
 
 #: Reads refused by default: environment files and private keys (``.env.example`` is fine).
 SECRET_READS: tuple[tuple[str, str], ...] = (
@@ -215,14 +218,18 @@ def judged_subjects(effects: Effects, workspace: Path | str | None = None
 
 def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
            project_rules: dict[str, Rules] | None = None, *,
-           workspace: Path | str | None = None) -> Verdict:
-    """The rules' verdict for one call: user config (or the default policy), tightened by the
-    project's ``.agent/config.toml`` rules, which may only deny or ask.  ``workspace`` lets
-    an absolute path inside it match the same rules as its relative spelling."""
+           workspace: Path | str | None = None, flags: FlagRules | None = None) -> Verdict:
+    """The rules' verdict for one call: user config (or the default policy), widened by the
+    run's ``--allow`` rules and permission mode, tightened by the project's
+    ``.agent/config.toml`` rules (which may only deny or ask) and by ``--deny``/``plan``
+    (:mod:`agent.permission_flags`).  ``workspace`` lets an absolute path inside it match the
+    same rules as its relative spelling."""
     subjects, complete = judged_subjects(effects, workspace)
     own = rules_for(tool_name, user_rules)
     verdict = (judge(own, subjects, tool_name) if own else None) or default_verdict(
         tool_name, effects, workspace)
+    if flags is not None:
+        verdict = flags.widen(tool_name, effects, subjects, own, verdict, workspace)
     if not complete and verdict.decision == "allow":
         verdict = Verdict.ask("the command is too tangled to check part by part",
                               verdict.source)
@@ -233,6 +240,8 @@ def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
                          tightened.reason.replace("permission rule", "project rule"),
                          "project " + tightened.source)
         verdict = strongest([verdict, marked]) or verdict
+    if flags is not None:
+        verdict = flags.tighten(tool_name, effects, subjects, verdict)
     return verdict
 
 
