@@ -128,7 +128,8 @@ def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provi
     (ws / ".env").write_text("TOKEN=1\n")
     proc = agent(fake_provider, home, ws, "--allow", "write_file", "--allow", "read_file",
                  calls=[write(".env", "TOKEN=stolen"), ("read_file", {"path": ".env"})])
-    assert outcome(proc) == {"c0": "denied:guard", "c1": "denied:rule"}
+    result = outcome(proc)
+    assert result["c0"] == "denied:guard" and result["c1"].startswith("denied"), result
     assert (ws / ".env").read_text() == "TOKEN=1\n"
     assert "TOKEN=1" not in json.dumps(fake_provider.requests[1].body)
 
