@@ -16,8 +16,10 @@ neutralises all of them, in three layers:
    outside the workspace is refused), and a bare repository planted in the workspace is
    never picked up.
 2. **The environment** is rebuilt: every ``GIT_*`` variable of ours is dropped (none can
-   redirect or inject config), pagers and editors are set to the values git treats as "none"
-   (``cat``, ``:``), prompts and askpass are off, no optional locks are taken.
+   redirect or inject config) but the locations of the user's own config files; the
+   ``git`` binary is found on ``PATH`` outside the workspace; pagers and editors are set to
+   the values git treats as "none" (``cat``, ``:``), prompts and askpass are off, no
+   optional locks are taken.
 3. **Every program-valued setting is overridden** on the command line, which outranks every
    config file: fixed ones (``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
    ``protocol.allow=never`` so no transport or lazy fetch can start ``ssh`` or a remote
@@ -31,8 +33,8 @@ neutralises all of them, in three layers:
 
 Callers add ``--no-textconv`` and ``--no-ext-diff`` to the commands that take them, and
 never recurse into submodules (``--ignore-submodules=all``): a submodule is another
-repository with its own config.  The read-only sandbox (when available) runs underneath as a
-second wall; none of the above depends on it.
+repository with its own config.  git runs in the read-only sandbox (:mod:`agent.sandbox`)
+as a second wall; none of the above depends on it.
 """
 
 from __future__ import annotations
@@ -126,6 +128,11 @@ ENVIRONMENT = {
 }
 #: Variables outside the GIT_ namespace that would make git run something.
 DROPPED = ("SSH_ASKPASS", "EDITOR", "VISUAL", "LESS", "LESSOPEN", "LESSCLOSE")
+#: GIT_ variables kept: where *your* config files are (their programs are switched off all
+#: the same, like everything else's).
+KEPT = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+#: More overrides than this and the repository is refused (each is a command-line argument).
+MAX_OVERRIDES = 2000
 
 
 class GitRefused(Exception):
@@ -259,7 +266,7 @@ def environment(repo: Repository | None, base: dict[str, str] | None = None) -> 
     """The environment git runs with: ours minus every ``GIT_*`` and program variable, plus
     :data:`ENVIRONMENT`, with the repository pinned."""
     env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not k.startswith("GIT_") and k not in DROPPED}
+           if (k in KEPT or not k.startswith("GIT_")) and k not in DROPPED}
     env.update(ENVIRONMENT)
     if repo is not None:
         env["GIT_DIR"] = str(repo.git_dir)
@@ -377,6 +384,22 @@ def check_worktree(repo: Repository, entries: Iterable[ConfigEntry]) -> Reposito
 
 # ---- running -------------------------------------------------------------------------------
 
+def git_binary(workspace: Path, path: str | None = None) -> str:
+    """The git on ``PATH``, skipping entries that are relative (``.``, ``bin``) or lie inside
+    the workspace: a ``git`` the repository ships must never be the one that runs."""
+    ws = Path(os.path.realpath(workspace))
+    for entry in (os.environ.get("PATH", os.defpath) if path is None else path).split(
+            os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        if _inside(ws, Path(os.path.realpath(entry))):
+            continue
+        candidate = os.path.join(entry, "git")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise GitMissing(NOT_INSTALLED)
+
+
 async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], config: Any = None
                  ) -> Any:
     from agent.sandbox import READ_ONLY, Sandbox, sandbox_for
@@ -437,8 +460,9 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
     env = environment(repo)
     fixed = config_flags(FIXED_OVERRIDES)
     code, out, err, _ = await _execute(
-        ["git", "--no-pager", *fixed, "config", "--list", "--show-scope", "--show-origin",
-         "--includes", "-z"], repo.workspace, env, timeout, 16 * READ_LIMIT, config)
+        [git_binary(repo.workspace), "--no-pager", *fixed, "config", "--list",
+         "--show-scope", "--show-origin", "--includes", "-z"], repo.workspace, env, timeout,
+        16 * READ_LIMIT, config)
     if code not in (0, 1):  # 1: no config at all
         raise GitFailed(code, err.decode("utf-8", "replace").strip())
     entries = [e for e in parse_config_list(out) if e.scope != "command"]
@@ -446,6 +470,9 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
     repo = check_worktree(repo, entries)
     env = environment(repo)
     dynamic = neutralising(entries)
+    if len(dynamic) > MAX_OVERRIDES:
+        raise GitRefused(f"the configuration names {len(dynamic)} program-valued settings; "
+                         "the git tools refuse to use it.")
     for key, _ in dynamic:
         if "=" in key or "\n" in key:
             raise GitRefused(f"the repository's config has a key git cannot override "
@@ -466,7 +493,8 @@ async def run(workspace: Path | str, argv: Iterable[str], *, config: Any = None,
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout  # one budget for the config listing and the command
     repo, flags, env = await prepare(workspace, config, timeout=timeout)
-    code, out, err, cut = await _execute(["git", "--no-pager", *flags, *argv], repo.workspace,
+    code, out, err, cut = await _execute([git_binary(repo.workspace), "--no-pager", *flags,
+                                          *argv], repo.workspace,
                                          env, max(0.01, deadline - loop.time()), limit,
                                          config)
     if code != 0 and not cut:

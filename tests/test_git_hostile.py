@@ -11,6 +11,7 @@ model.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from clirun import run_agent
@@ -18,6 +19,7 @@ from fakeprovider import Reply
 from hostile_repos import FACTORIES, run_control
 
 from agent import safegit
+from agent.testing import make_boot
 
 NAMES = sorted(FACTORIES)
 
@@ -69,13 +71,18 @@ def _tool_results(requests):
     return out
 
 
+@pytest.mark.parametrize("sandbox", ["default", "off"])
 @pytest.mark.parametrize("name", NAMES)
-def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name):
+def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name, sandbox):
+    # With the sandbox off the hardening alone must hold (a sandboxed git could not even
+    # write the marker); the default mode is what a user gets.
     hostile = FACTORIES[name](tmp_path)
     script_for(fake_provider)
+    flags = ["--sandbox", "off"] if sandbox == "off" else []
     proc = run_agent(["-p", "inspect the repository", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=tmp_path / "home",
-                     cwd=hostile.ws, timeout=180, OPENAI_API_KEY="test-key")
+                      fake_provider.openai_url, "--model", "m", *flags],
+                     home=tmp_path / "home", cwd=hostile.ws, timeout=180,
+                     OPENAI_API_KEY="test-key")
     assert hostile.fired() == [], proc.stdout + proc.stderr
     bodies = [r.raw.decode("utf-8", "replace") for r in fake_provider.requests]
     results = _tool_results(fake_provider.requests)
@@ -98,14 +105,16 @@ def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, na
 # ---- the mechanism below the tools ----------------------------------------------------------
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_safegit_refuses_or_neutralises(tmp_path, name):
+async def test_safegit_refuses_or_neutralises_without_the_sandbox(tmp_path, name):
     hostile = FACTORIES[name](tmp_path)
+    config, _ = make_boot(hostile.ws, tmp_path / "home", builtins=["git"],
+                          flags={"sandbox": "off"})
     commands = [["status", "--porcelain"], ["diff", "--no-textconv", "--no-ext-diff"],
                 ["log", "-p", "-3", "--no-textconv", "--no-ext-diff"], ["show", "HEAD:b.txt"],
-                ["blame", "--no-textconv", "a.txt"]]
+                ["blame", "--no-textconv", "a.txt"], ["-p", "log", "-1"]]
     for argv in commands:
         try:
-            await safegit.run(hostile.ws, argv)
+            await safegit.run(hostile.ws, argv, config=config)
         except safegit.GitRefused as exc:
             assert hostile.refused, f"{name}: refused without cause: {exc}"
             assert "outside the workspace" in str(exc)
@@ -153,3 +162,18 @@ def test_config_listing_parses_values_with_newlines():
         ("local", "filter.a b.clean", "rm -rf /\nx"), ("global", "x.y", None)]
     assert safegit.neutralising(entries) == [("filter.a b.clean", "")]
     assert json.dumps(safegit.FIXED_OVERRIDES)  # plain data, documented in docs/security.md
+
+
+def test_a_git_inside_the_workspace_is_never_the_one_that_runs(tmp_path):
+    from hostile_repos import base
+
+    ws = base(tmp_path)
+    for where in (ws / "bin", ws):
+        where.mkdir(exist_ok=True)
+        (where / "git").write_text(f"#!/bin/sh\ntouch '{tmp_path / 'markers' / 'fakegit'}'\n")
+        (where / "git").chmod(0o755)
+    path = os.pathsep.join([".", "bin", str(ws / "bin"), str(ws), os.environ["PATH"]])
+    found = safegit.git_binary(ws, path)
+    assert not found.startswith(str(ws)) and os.path.isabs(found)
+    with pytest.raises(safegit.GitMissing):
+        safegit.git_binary(ws, os.pathsep.join([".", str(ws / "bin")]))
