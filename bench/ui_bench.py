@@ -5,8 +5,13 @@ Measures
   2. keystroke-to-screen latency while a 5,000-token answer streams,
   3. redraws per second while it streams,
   4. CPU time of the agent process per 1,000 streamed tokens,
+  5. for answers of every shape (plain paragraphs, a 2,000-item list, a 3,000-line fenced code
+     block, a 500-row table, a 100 KB single paragraph): keystroke-to-screen p50/p95 while it
+     streams and after, and CPU per 1,000 tokens against the plain paragraphs' (goal: p95
+     <= 16 ms, no shape above 1.5x the paragraphs' CPU),
 and prints each next to this machine's ``python -c pass`` time for scale.  Nothing here is a
-pass/fail test: run it by hand (``python bench/ui_bench.py``) and compare runs.
+pass/fail test: run it by hand (``python bench/ui_bench.py``; ``--shapes-only`` for 5) and
+compare runs.
 """
 
 from __future__ import annotations
@@ -53,6 +58,30 @@ def answer(tokens: int) -> str:
                      f"- item one of {i}\n- item two of {i}\n\n"
                      f"```python\ndef step_{i}(x):\n    return x * {i}  # comment\n```\n\n")
     return "".join(parts)
+
+
+def shapes() -> dict[str, str]:
+    """Answers of every shape, each tens of kilobytes: plain paragraphs are the baseline."""
+    plain = "".join(f"Paragraph {i} explains one step of the change with a few plain words, "
+                    "enough to wrap once or twice on a normal terminal like prose does.\n\n"
+                    for i in range(500))
+    items = "".join(f"- item {i}: check `module_{i}.py` and **fix** the call\n"
+                    for i in range(2000))
+    code = "```python\n" + "".join(f"def handler_{i}(request):  # line {i}\n"
+                                    f"    return request.value + {i}\n"
+                                    for i in range(1500)) + "```\n"
+    table = "| name | value | note |\n|---|---|---|\n" + "".join(
+        f"| row {i} | {i * 7} | note for row `{i}` |\n" for i in range(500))
+    para = " ".join(f"Sentence {i} has **bold**, `code` and plain words." for i in range(2100))
+    return {"paragraphs": plain, "list 2,000 items": items, "code 3,000 lines": code,
+            "table 500 rows": table, "paragraph 100 KB": para[:100_000]}
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered))) - 1))]
 
 
 class Stamped(Term):
@@ -173,6 +202,80 @@ def streaming(fake: FakeProvider, base: Path, tokens: int, keys: int) -> dict[st
     }
 
 
+def probe(term: Stamped, i: int) -> float | None:
+    """Type one probe key; milliseconds until it was on screen (None: not within 5 s)."""
+    key = PROBES[i % len(PROBES)]
+    with term._lock:
+        offset = len(term.raw)
+    sent = time.perf_counter()
+    term.send(key)
+    try:
+        seen: float | None = term.wait_bytes(key.encode(), offset)
+    except TimeoutError:
+        seen = None
+    term.send("\x7f")  # backspace: keep the prompt short
+    return None if seen is None else (seen - sent) * 1000
+
+
+def shape(fake: FakeProvider, base: Path, name: str, text: str,
+          keys_after: int = 20) -> dict[str, float]:
+    """Stream ``text`` (about 3 tokens a delta) while typing probe keys, then type more."""
+    fake.script(Reply.text(text, pieces=max(1, len(text) // 12), delay=0.002))
+    ws, home = base / f"shape-ws-{len(name)}-{len(text)}", base / f"shape-home-{len(text)}"
+    ws.mkdir()
+    term = start(fake, ws, home)
+    term.wait_for(IDLE, timeout=20)
+    term.send("go")
+    time.sleep(0.05)
+    with term._lock:
+        begin = len(term.raw)
+    term.send("\r")
+    term.wait_bytes(b"working", begin, timeout=20)
+    cpu0, t0 = term.cpu_seconds(), time.perf_counter()
+    during: list[float] = []
+    while True:
+        with term._lock:
+            if term.raw.find(b"in context)", begin) >= 0:
+                break
+        latency = probe(term, len(during))
+        if latency is not None:
+            during.append(latency)
+        time.sleep(0.15)
+        if time.perf_counter() - t0 > 300:
+            break
+    term.wait_bytes(b"in context)", begin, timeout=300)  # the turn's usage line
+    cpu1, t1 = term.cpu_seconds(), time.perf_counter()
+    after: list[float] = []
+    for i in range(keys_after):
+        latency = probe(term, i)
+        if latency is not None:
+            after.append(latency)
+        time.sleep(0.05)
+    term.send("\x15")
+    time.sleep(0.1)
+    term.send("/exit\r")
+    term.wait_exit(timeout=30)
+    tokens = len(text) / 4
+    return {"tokens": tokens, "seconds": t1 - t0, "during_p50": percentile(during, 0.5),
+            "during_p95": percentile(during, 0.95), "during_max": max(during, default=0.0),
+            "during_n": len(during), "after_p50": percentile(after, 0.5),
+            "after_p95": percentile(after, 0.95), "after_n": len(after),
+            "cpu_per_1k": (cpu1 - cpu0) * 1000 / (tokens / 1000)}
+
+
+def report_shapes(results: dict[str, dict[str, float]]) -> None:
+    base = results["paragraphs"]["cpu_per_1k"]
+    print("answers of every shape (keystroke to screen in ms; CPU ms per 1,000 tokens, and its "
+          "ratio to plain paragraphs; goal p95 <= 16 ms, ratio <= 1.5x):")
+    print(f"  {'shape':<18} {'tokens':>7} {'stream s':>8}  {'during p50/p95/max':>19}  "
+          f"{'after p50/p95':>13}  {'CPU/1k':>7} {'ratio':>6}")
+    for name, r in results.items():
+        print(f"  {name:<18} {r['tokens']:>7.0f} {r['seconds']:>8.1f}  "
+              f"{r['during_p50']:>5.1f} /{r['during_p95']:>5.1f} /{r['during_max']:>5.1f}  "
+              f"{r['after_p50']:>5.1f} /{r['after_p95']:>5.1f}  {r['cpu_per_1k']:>7.0f} "
+              f"{r['cpu_per_1k'] / base:>5.2f}x   ({r['during_n']:.0f}+{r['after_n']:.0f} keys)")
+
+
 def long_transcript(lines: int = 10_000, keys: int = 200) -> dict[str, float]:
     """In-process: a keystroke (key + frame) with an empty and with a long transcript."""
     import asyncio
@@ -218,16 +321,30 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="launches for the first-frame time")
     parser.add_argument("--tokens", type=int, default=5000, help="size of the streamed answer")
     parser.add_argument("--keys", type=int, default=30, help="keystrokes timed while streaming")
+    parser.add_argument("--shapes-only", action="store_true",
+                        help="only the answers of every shape")
+    parser.add_argument("--shape", action="append", default=[],
+                        help="only this shape (and the paragraphs baseline); repeatable")
     args = parser.parse_args()
     baseline = python_pass_ms()
     fake = FakeProvider.start()
+    results: dict[str, dict[str, float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             base = Path(tmp)
-            launches = first_frame(fake, base, args.runs)
-            stream = streaming(fake, base, args.tokens, args.keys)
+            for name, text in shapes().items():
+                if args.shape and name != "paragraphs" and not any(
+                        s in name for s in args.shape):
+                    continue
+                results[name] = shape(fake, base, name, text)
+            if not args.shapes_only:
+                launches = first_frame(fake, base, args.runs)
+                stream = streaming(fake, base, args.tokens, args.keys)
     finally:
         fake.stop()
+    report_shapes(results)
+    if args.shapes_only:
+        return 0
     long = long_transcript()
     med = statistics.median(launches)
     print(f"python -c pass (this machine, for scale): {baseline:.1f} ms")

@@ -21,7 +21,6 @@ from agent import hookimpl
 CACHE_SIZE = 2_000
 HIGHLIGHT_MAX_CHARS = 60_000
 HIGHLIGHT_MAX_LINE = 2_000
-TABLE_MAX_ROWS = 200
 
 _md: Any = None
 _cache: OrderedDict[str, list[Any]] = OrderedDict()
@@ -101,12 +100,17 @@ _TOKEN_STYLES = (
 )
 
 
+_styles: dict[Any, str] = {}
+
+
 def _style_for(token_type: Any) -> str:
-    name = str(token_type).replace("Token.", "")
-    for prefix, style in _TOKEN_STYLES:
-        if name == prefix or name.startswith(prefix + "."):
-            return style
-    return "md-codeblock"
+    style = _styles.get(token_type)
+    if style is None:
+        name = str(token_type).replace("Token.", "")
+        style = next((s for prefix, s in _TOKEN_STYLES
+                      if name == prefix or name.startswith(prefix + ".")), "md-codeblock")
+        _styles[token_type] = style
+    return style
 
 
 def _lexer(lang: str) -> Any:
@@ -128,22 +132,62 @@ def _lexer(lang: str) -> Any:
         return None
 
 
-def highlight(code: str, lang: str) -> list[Any]:
-    """Pygments markup for ``code``; plain code style for unknown languages or huge input."""
+def highlight(code: str, lang: str, streaming: bool = False) -> list[Any]:
+    """Pygments markup for ``code``; plain code style for unknown languages or huge input.
+
+    ``streaming``: the code is still growing (its block is not final).  It is then lexed in
+    runs of ``STREAM_RUN`` lines, each cached, so a frame lexes only the newest lines; a
+    multi-line string that spans two runs may be coloured wrongly until the block is final,
+    when it is lexed whole."""
     lang = (lang or "").strip().split()[0] if lang else ""
     if not lang or len(code) > HIGHLIGHT_MAX_CHARS or any(
             len(line) > HIGHLIGHT_MAX_LINE for line in code.split("\n")):
         return [("md-codeblock", code)]
-    try:
-        if lang not in _lexers:
+    if lang not in _lexers:
+        try:
             _lexers[lang] = _lexer(lang)
-        lexer = _lexers[lang]
-        if lexer is None:
-            return [("md-codeblock", code)]
+        except Exception:
+            _lexers[lang] = None
+    if _lexers[lang] is None:
+        return [("md-codeblock", code)]
+    if not streaming:
+        return _lex(code, lang)
+    lines = code.split("\n")
+    out: list[Any] = []
+    for n in range(0, len(lines), STREAM_RUN):
+        run = "\n".join(lines[n:n + STREAM_RUN])
+        if n + STREAM_RUN < len(lines):
+            run += "\n"
+            key = (lang, run)
+            hit = _runs.get(key)
+            if hit is None:
+                hit = _runs[key] = _lex(run, lang)
+                if len(_runs) > CACHE_SIZE:
+                    _runs.pop(next(iter(_runs)))
+            out.extend(hit)
+        else:
+            out.extend(_lex(run, lang))
+    return out or [""]
+
+
+STREAM_RUN = 8
+_runs: dict[tuple[str, str], list[Any]] = {}
+
+
+def _lex(code: str, lang: str) -> list[Any]:
+    """Pygments markup, runs of one style merged (fewer, longer runs draw faster)."""
+    try:
         out: list[Any] = []
-        for token_type, value in lexer.get_tokens(code):
-            if value:
-                out.append((_style_for(token_type), value))
+        last = None
+        for token_type, value in _lexers[lang].get_tokens(code):
+            if not value:
+                continue
+            style = _style_for(token_type)
+            if style == last:
+                out[-1] = (style, out[-1][1] + value)
+            else:
+                out.append((style, value))
+                last = style
         return out or [""]
     except Exception:
         return [("md-codeblock", code)]
@@ -155,11 +199,22 @@ def highlight(code: str, lang: str) -> list[Any]:
 class _Builder:
     """Walks markdown-it's flat token list into urwid widgets."""
 
-    def __init__(self, urwid: Any, tokens: list[Any], breaks: bool = False) -> None:
+    def __init__(self, urwid: Any, tokens: list[Any], breaks: bool = False,
+                 parts: frozenset[str] = frozenset()) -> None:
         self.u = urwid
+        self.streaming = "streaming" in parts
         self.tokens = tokens
         self.breaks = breaks
         self.i = 0
+        # A chunk of a longer answer (see agent.ui.pieces): which rules and header rows
+        # belong to the blocks above or below and are not drawn here.
+        self.skip_top = "fence_cont" in parts
+        self.skip_bottom = "fence_open" in parts
+        self.skip_head = "table_cont" in parts
+        fences = [n for n, t in enumerate(tokens) if t.type in ("fence", "code_block")]
+        self.first_fence = fences[0] if fences else -1
+        self.last_fence = fences[-1] if fences else -1
+        self.first_table = True
 
     def inline(self, token: Any, base: str | None = None) -> list[Any]:
         return inline(token, base, self.breaks)
@@ -195,7 +250,12 @@ class _Builder:
                 body = u.AttrMap(u.Pile(inner or [u.Text("")]), "md-quote")
                 out.append(u.Columns([(2, u.Text(("md-quote", "| "))), body]))
             elif kind in ("fence", "code_block"):
-                out.extend(self.code(tok.content.rstrip("\n"), tok.info if kind == "fence" else ""))
+                code = self.code(tok.content.rstrip("\n"), tok.info if kind == "fence" else "")
+                if self.skip_top and self.i - 1 == self.first_fence:
+                    code = code[1:]
+                if self.skip_bottom and self.i - 1 == self.last_fence:
+                    code = code[:-1]
+                out.extend(code)
             elif kind == "hr":
                 out.append(u.AttrMap(u.Divider("─"), "md-rule"))
             elif kind == "table_open":
@@ -219,8 +279,8 @@ class _Builder:
             mark = f"{tok.info}{tok.markup} " if ordered else "- "
             inner = self.blocks("list_item_close")
             inner = self._task(inner)
-            body = u.Pile(inner or [u.Text("")])
-            items.append(u.Columns([(len(mark), u.Text(("md-bullet", mark))), body]))
+            body = inner[0] if len(inner) == 1 else _stack(inner or [u.Text("")])
+            items.append(_hanging(u, mark, body))
         return items
 
     def _task(self, inner: list[Any]) -> list[Any]:
@@ -239,7 +299,7 @@ class _Builder:
         label = (lang or "").strip().split()[0] if (lang or "").strip() else ""
         top = u.Columns([("pack", u.Text(("md-fence", f"── {label} " if label else "──"))),
                          u.AttrMap(u.Divider("─"), "md-fence")])
-        body = u.Text(highlight(code, label), wrap="any")
+        body = u.Text(highlight(code, label, self.streaming), wrap="any")
         return [top, body, u.AttrMap(u.Divider("─"), "md-fence")]
 
     def table(self) -> Any:
@@ -260,15 +320,19 @@ class _Builder:
                 rows.append(row)
             elif tok.type == "thead_close":
                 header_rows = len(rows)
-        rows = rows[:TABLE_MAX_ROWS]
         texts = [[_plain(cell) for cell in r] for r in rows]
         ncols = max((len(r) for r in texts), default=0)
-        widths = [max((len(r[c]) for r in texts if c < len(r)), default=0) for c in range(ncols)]
+        widths = [max((_width(r[c]) for r in texts if c < len(r)), default=0)
+                  for c in range(ncols)]
+        skip = header_rows if (self.skip_head and self.first_table) else 0
+        self.first_table = False
         out: list[Any] = []
         for n, r in enumerate(texts):
+            if n < skip:
+                continue
             if out:
                 out.append("\n")
-            cells = [(r[c] if c < len(r) else "").ljust(widths[c]) for c in range(ncols)]
+            cells = [_pad(r[c] if c < len(r) else "", widths[c]) for c in range(ncols)]
             line = " | ".join(cells)
             out.append(("md-bold", line) if n < header_rows else line)
             if n == header_rows - 1:
@@ -276,13 +340,86 @@ class _Builder:
         return u.Text(out or "", wrap="any")
 
 
+_widgets: Any = None
+
+
+def _light() -> Any:
+    """Two small flow widgets the renderer builds thousands of: urwid's ``Columns`` and
+    ``Pile`` cost ten times as much to build and draw (their constructors check every child
+    against a runtime Protocol), which a streaming answer pays on every frame."""
+    global _widgets
+    if _widgets is not None:
+        return _widgets
+    import urwid as u
+
+    class Hanging(u.Widget):
+        """``mark`` followed by ``body`` indented under it (a list item)."""
+
+        _sizing = frozenset([u.Sizing.FLOW])
+        ignore_focus = True
+
+        def __init__(self, mark: str, body: Any) -> None:
+            super().__init__()
+            self.mark = u.Text(("md-bullet", mark), wrap="clip")
+            self.indent = len(mark)
+            self.body = body
+
+        def rows(self, size: tuple[int], focus: bool = False) -> int:
+            return int(self.body.rows((max(1, size[0] - self.indent),)))
+
+        def render(self, size: tuple[int], focus: bool = False) -> Any:
+            inner = max(1, size[0] - self.indent)
+            body = self.body.render((inner,))
+            mark = u.CompositeCanvas(self.mark.render((self.indent,)))
+            mark.pad_trim_top_bottom(0, body.rows() - 1)
+            return u.CanvasJoin([(mark, None, False, self.indent), (body, None, False, inner)])
+
+    class Stack(u.Widget):
+        """Flow widgets one under the other."""
+
+        _sizing = frozenset([u.Sizing.FLOW])
+        ignore_focus = True
+
+        def __init__(self, children: list[Any]) -> None:
+            super().__init__()
+            self.children = children
+
+        def rows(self, size: tuple[int], focus: bool = False) -> int:
+            return sum(int(c.rows(size)) for c in self.children)
+
+        def render(self, size: tuple[int], focus: bool = False) -> Any:
+            return u.CanvasCombine([(c.render(size), None, False) for c in self.children])
+
+    _widgets = (Hanging, Stack)
+    return _widgets
+
+
+def _hanging(u: Any, mark: str, body: Any) -> Any:
+    return _light()[0](mark, body)
+
+
+def _stack(children: list[Any]) -> Any:
+    return _light()[1](children)
+
+
+def _width(text: str) -> int:
+    from urwid.str_util import calc_width
+
+    return int(calc_width(text, 0, len(text)))
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
+
+
 def _plain(markup: list[Any]) -> str:
     return "".join(m[1] if isinstance(m, tuple) else m for m in markup)
 
 
-def render_segment(text: str, breaks: bool = False) -> list[Any]:
-    """Widgets for one top-level piece (cached by its text)."""
-    key = ("\x00" if breaks else "") + text
+def render_segment(text: str, breaks: bool = False,
+                   parts: frozenset[str] = frozenset()) -> list[Any]:
+    """Widgets for one top-level piece (cached by its text and flags)."""
+    key = ("\x00" if breaks else "") + "".join(f"\x01{p}" for p in sorted(parts)) + "\x02" + text
     hit = _cache.get(key)
     if hit is not None:
         _cache.move_to_end(key)
@@ -290,32 +427,42 @@ def render_segment(text: str, breaks: bool = False) -> list[Any]:
     import urwid
 
     tokens = _parser().parse(text)
-    widgets = _Builder(urwid, tokens, breaks).blocks() or [urwid.Text("")]
+    widgets = _Builder(urwid, tokens, breaks, parts).blocks() or [urwid.Text("")]
     _cache[key] = widgets
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return widgets
 
 
-def render(text: str, breaks: bool = False) -> Any:
+#: block data flags of a chunk of a longer answer (see agent.ui.pieces.Chunk.data)
+CHUNK_FLAGS = ("fence_cont", "fence_open", "table_cont")
+
+
+def render(text: str, breaks: bool = False, parts: frozenset[str] = frozenset()) -> Any:
     import urwid
 
     widgets: list[Any] = []
-    from agent.ui.pieces import split
+    if parts - {"streaming"}:  # one chunk: a single piece by construction
+        widgets.extend(render_segment(text, breaks, parts))
+    else:
+        from agent.ui.pieces import split
 
-    for i, piece in enumerate(split(text)):
-        if i:
-            widgets.append(urwid.Divider())
-        widgets.extend(render_segment(piece, breaks))
+        for i, piece in enumerate(split(text)):
+            if i:
+                widgets.append(urwid.Divider())
+            widgets.extend(render_segment(piece, breaks, parts))
     if not widgets:
         return urwid.Text("")
     if len(widgets) == 1:
         return widgets[0]
-    return urwid.Pile(widgets)
+    return _stack(widgets)
 
 
 @hookimpl
 def agent_render_block(block, width, theme):
     if block.kind != "markdown":
         return None
-    return render(block.text, bool(block.data.get("breaks")))
+    parts = frozenset(flag for flag in CHUNK_FLAGS if block.data.get(flag))
+    if not block.final:
+        parts |= {"streaming"}
+    return render(block.text, bool(block.data.get("breaks")), parts)

@@ -3,14 +3,14 @@
 Each command only needs the command context (``docs/ui.md``); none imports a provider SDK.
 ``/cost`` belongs to the ``budget`` plugin (it splits the session's spend from its subagents').
 This plugin also declares the UI's settings: ``keys``, ``colors``, ``mouse``,
-``bell_on_approval`` and ``print_transcript``.
+``bell_on_approval``, ``print_transcript``, ``ui`` (``ui.alt_screen``) and ``inline``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent import Option, SlashCommand, hookimpl
+from agent import ConfigError, Option, SlashCommand, hookimpl
 
 
 @hookimpl
@@ -25,8 +25,31 @@ def agent_addoption(options):
                             "terminal's own selection then needs shift)"))
     options.add(Option("bell_on_approval", type="bool", default=False,
                        help="ring the terminal bell when a call waits for approval or a question"))
-    options.add(Option("print_transcript", type="bool", default=False,
-                       help="print the conversation into the terminal's scrollback on exit"))
+    options.add(Option("print_transcript", type="bool", default=True,
+                       help="on exit, write the conversation (styled as shown) to the normal "
+                            "screen, into the terminal's scrollback"))
+    options.add(Option("ui", type="dict", default={},
+                       help="UI table: alt_screen = false never uses the alternate screen "
+                            "(inline mode, like --inline)"))
+    options.add(Option("inline", type="bool", default=False, flag="--inline",
+                       help="inline mode: no alternate screen; finished blocks go to the "
+                            "terminal's own scrollback as the session runs"))
+
+
+UI_KEYS = {"alt_screen": bool}
+
+
+@hookimpl
+def agent_configure(config):
+    table = config.get("ui") or {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"ui must be a table (like [ui] alt_screen = false), got {table!r}")
+    for key, value in table.items():
+        if key not in UI_KEYS:
+            raise ConfigError(f"ui.{key} is not a UI setting (known: "
+                              f"{', '.join('ui.' + k for k in UI_KEYS)})")
+        if not isinstance(value, UI_KEYS[key]):
+            raise ConfigError(f"ui.{key} must be true or false, got {value!r}")
 
 
 # ---- /help ----------------------------------------------------------------------------------

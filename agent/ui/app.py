@@ -39,6 +39,8 @@ IDLE_PLACEHOLDER = "ask agent... (/ commands, @ files)"
 BUSY_PLACEHOLDER = "type to queue for the next turn..."
 NO_PROVIDER = "no provider configured yet - run /provider"
 CONTEXT_LIMIT = 120_000  # estimated tokens at which compaction starts
+#: the turn hands the loop over to keys and frames at least this often (seconds)
+YIELD_EVERY = 0.004
 
 
 class Root(urwid.WidgetWrap):
@@ -93,6 +95,7 @@ class App:
         self.exit = asyncio.Event()
         self.screen: Any = None  # the urwid screen, when running in a terminal
         self.loop: Any = None    # the urwid MainLoop, when running in a terminal
+        self.inline = False      # inline mode: final blocks go to the terminal's scrollback
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
         self._approval_lock = asyncio.Lock()
@@ -210,7 +213,7 @@ class App:
 
     def clear_transcript(self, wipe_scrollback: bool = True) -> None:
         self.transcript.clear()
-        if wipe_scrollback and self.screen is not None:
+        if wipe_scrollback and self.screen is not None and not self.inline:
             try:
                 self.screen.write("\x1b[2J\x1b[3J\x1b[H")
                 self.screen.clear()
@@ -393,8 +396,17 @@ class App:
         self.editor.set_placeholder(BUSY_PLACEHOLDER)
         self._ticker = self.supervisor.spawn(self._tick(), "the working line")
         try:
+            # A fast stream never blocks: every read finds bytes waiting, so the turn would
+            # keep the loop to itself and no key or frame would get through until it ends.
+            # Hand the loop over every few milliseconds (two passes: one reads the keys, the
+            # next paints them).
+            handover = time.monotonic() + YIELD_EVERY
             async for event in self.session.run(text):
                 self.view.on_event(event)
+                if time.monotonic() >= handover:
+                    await asyncio.sleep(0)
+                    await asyncio.sleep(0)
+                    handover = time.monotonic() + YIELD_EVERY
         except asyncio.CancelledError:
             self.view.interrupted()
         except Exception as exc:

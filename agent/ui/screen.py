@@ -31,14 +31,18 @@ _SDKS = {"openai": "openai", "anthropic": "anthropic"}
 
 
 class _Loop(urwid.MainLoop):
-    """A MainLoop that lets the app flush streaming text right before each frame."""
+    """A MainLoop that lets the app flush streaming text right before each frame (and, in
+    inline mode, print the blocks that became final above the live region)."""
 
     def __init__(self, app: App, *args: Any, **kwargs: Any) -> None:
         self._app = app
+        self.inline: Any = None
         super().__init__(*args, **kwargs)
 
     def draw_screen(self) -> None:
         self._app.before_draw()
+        if self.inline is not None:
+            self.inline.prepare()
         super().draw_screen()
         self._app.redraw.drew()
 
@@ -135,11 +139,18 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
     depth = palette.color_depth(setting=config.get("colors"))
     app = App(boot, depth=depth)
     loop.set_exception_handler(app.supervisor.loop_exception_handler)
-    screen = urwid.display.raw.Screen(bracketed_paste_mode=True, focus_reporting=False)
+    from agent.ui import inline as inline_mode
+
+    inline = inline_mode.wants_inline(config)
+    screen_class = inline_mode.InlineScreen if inline else urwid.display.raw.Screen
+    screen = screen_class(bracketed_paste_mode=True, focus_reporting=False)
     screen.set_terminal_properties(colors=depth)
     screen.register_palette(palette.palette(depth))
     main_loop = _Loop(app, app.root, screen=screen, handle_mouse=bool(config.get("mouse")),
                       event_loop=urwid.AsyncioEventLoop(loop=loop), input_filter=input_filter)
+    if inline:
+        main_loop.inline = inline_mode.Inline(app, screen, main_loop)
+        app.inline = True
     app.loop, app.screen = main_loop, screen
     import signal
 
@@ -154,11 +165,18 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
         loop.call_later(0.05, _warm, app)
         await app.exit.wait()
         await _shutdown(app)
+        if main_loop.inline is not None:
+            main_loop.inline.finish()  # the rest of the conversation, into the scrollback
     text = farewell(app)
-    if config.get("print_transcript"):
-        # The alternate screen is gone with its contents: put the conversation into the
-        # terminal's own scrollback, where the user can scroll, search and copy it.
-        text = app.transcript.plain_text() + "\n\n" + text
+    if main_loop.inline is None and config.get("print_transcript"):
+        # The alternate screen is gone with its contents: put the conversation, styled as it
+        # was shown, into the terminal's own scrollback, where it can be scrolled and copied.
+        from agent.ui import printout
+
+        lines = printout.tail_lines(list(app.transcript.walker), app.size[0],
+                                    printout.escaper(screen))
+        if lines:
+            text = "\n".join(lines) + "\n\n" + text
     recorder = getattr(app.session, "recorder", None)
     if recorder is not None:
         recorder.close()

@@ -1,8 +1,9 @@
 """Turning the event stream of one turn into transcript blocks and the live area.
 
-Text chunks only append to a buffer; the streaming block is re-rendered once per frame
-(:meth:`TurnView.flush`, called right before drawing), so a thousand chunks between two
-frames cost one markdown render.  Finished blocks are never rendered again.
+Text chunks only append to a buffer; the streaming answer is cut into chunks
+(:mod:`agent.ui.pieces`) once per frame (:meth:`TurnView.flush`, called right before drawing):
+finished chunks are rendered once and never again, and only the growing one is re-rendered,
+so a thousand deltas between two frames cost one render of one chunk.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ class TurnView:
         self.app = app
         self._parts: list[str] = []
         self._dirty = False
-        self._base = 0                 # where the growing piece starts in the answer text
-        self._current: Entry | None = None
+        self._chunker = pieces.Chunker()
+        self._current: Entry | None = None   # the growing chunk's entry
         self.tools: dict[str, Entry] = {}
         self.commands: dict[str, str] = {}  # call id -> bash command, for ctrl-c notices
 
@@ -37,49 +38,53 @@ class TurnView:
         self._parts.append(chunk)
         self._dirty = True
 
+    def _joined(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
     def flush(self) -> None:
-        """Show the text that arrived since the last frame: pieces that are complete become
-        final entries (rendered once), the last one grows."""
+        """Show the text that arrived since the last frame: chunks that are complete become
+        final entries (rendered once), the last one grows.  Only the growing chunk is
+        scanned and rendered again, so a frame's work is bounded by one chunk."""
         if not self._dirty:
             return
         self._dirty = False
-        text = "".join(self._parts)
-        rest = text[self._base:]
-        spans = pieces.spans(rest)
-        if not spans:
-            return
-        for a, b in spans[:-1]:
-            self._finish(rest[a:b])
-        a, b = spans[-1]
-        self._base += a
-        self._grow(rest[a:b])
+        done, tail = self._chunker.advance(self._joined())
+        for chunk in done:
+            self._finish(chunk)
+        if tail is not None:
+            self._grow(tail)
 
-    def _finish(self, piece: str) -> None:
+    def _finish(self, chunk: pieces.Chunk) -> None:
         if self._current is not None:
-            self._current.block.text = piece
-            self._current.block.final = True
+            block = self._current.block
+            block.text, block.data, block.final = chunk.source, chunk.data(), True
             self.app.transcript.update(self._current)
             self._current = None
         else:
-            self.app.transcript.add(Block("markdown", piece))
+            self.app.transcript.add(Block("markdown", chunk.source, chunk.data()))
 
-    def _grow(self, piece: str) -> None:
+    def _grow(self, chunk: pieces.Chunk) -> None:
         if self._current is None:
-            self._current = self.app.transcript.add(Block("markdown", piece, final=False))
-        elif self._current.block.text != piece:
-            self._current.block.text = piece
+            self._current = self.app.transcript.add(
+                Block("markdown", chunk.source, chunk.data(), final=False))
+            return
+        block = self._current.block
+        if block.text != chunk.source or block.data != chunk.data():
+            block.text, block.data = chunk.source, chunk.data()
             self.app.transcript.update(self._current)
 
     def end_text(self) -> None:
         """The answer so far is final (a tool call follows, or the turn ended)."""
-        self._dirty = True
-        self.flush()
-        if self._current is not None:
+        for chunk in self._chunker.finish(self._joined()):
+            self._finish(chunk)
+        if self._current is not None:  # the tail vanished (only blank lines): keep it final
             self._current.block.final = True
             self.app.transcript.update(self._current)
         self._current = None
         self._parts = []
-        self._base = 0
+        self._chunker = pieces.Chunker()
         self._dirty = False
 
     # ---- events ----
@@ -188,8 +193,8 @@ def replay(app: App, messages: list[Any], limit: int = 200) -> None:
         if message.role == "user" and message.text.strip():
             app.add("user", message.text)
         elif message.role == "assistant":
-            for piece in pieces.split(message.text):
-                app.add("markdown", piece)
+            for chunk in pieces.chunks(message.text):
+                app.transcript.add(Block("markdown", chunk.source, chunk.data()))
             for call in message.tool_calls:
                 res = results.get(call.id)
                 status = "ok" if res is None or not res.is_error else "error"

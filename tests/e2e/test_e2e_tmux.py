@@ -98,3 +98,72 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         assert "Resume it with:" in out and "agent -r " in out
     finally:
         term.close()
+
+
+def _launch(tmp_path, fake_provider, *flags: str) -> Tmux:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    env = " ".join(f"-u {name}" for name in SCRUBBED)
+    agent = " ".join(shlex.quote(part) for part in agent_command())
+    command = (f"env {env} AGENT_HOME={shlex.quote(str(tmp_path / 'home'))} "
+               f"OPENAI_API_KEY=x TERM=xterm-256color {agent} --provider openai "
+               f"--base-url {fake_provider.openai_url} --model m {' '.join(flags)}; "
+               "echo EXIT=$?; exec sleep 60")
+    return Tmux(f"sh -c {shlex.quote(command)}", ws)
+
+
+LONG = "\n\n".join(f"Answer paragraph {i} of the long reply." for i in range(40))
+
+
+def test_the_conversation_is_in_the_terminal_history_after_exit(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("A first **short** answer.", pieces=3),
+                         Reply.text(LONG + "\n\nThe very last answer line.", pieces=20))
+    term = _launch(tmp_path, fake_provider)
+    try:
+        term.wait_for(IDLE)
+        term.type("first")
+        term.wait_for("A first short answer.")
+        term.type("second")
+        term.wait_for("The very last answer line.")
+        term.wait_for(IDLE)
+        term.type("/exit")
+        out = term.wait_for("EXIT=0", history=True)
+        history = term._run("capture-pane", "-p", "-t", "0", "-S", "-500")
+        # the same blocks the screen showed, once each, then the farewell
+        assert history.count("> first") == 1 and history.count("> second") == 1
+        assert history.count("Answer paragraph 0 of") == 1
+        assert history.index("A first short answer.") < history.index("Answer paragraph 39 of")
+        assert history.index("The very last answer line.") < history.index("Resume it with:")
+        assert "in context)" in history and "agent -r " in out
+        styled = term._run("capture-pane", "-p", "-e", "-t", "0", "-S", "-500")
+        assert "\x1b[" in styled.split("> second", 1)[0]  # it keeps its colours
+    finally:
+        term.close()
+
+
+def test_inline_mode_leaves_finished_blocks_in_the_native_scrollback(tmp_path, fake_provider):
+    fake_provider.script(Reply.text(LONG, pieces=30, delay=0.01),
+                         Reply.text("After the long one.", pieces=2))
+    term = _launch(tmp_path, fake_provider, "--inline")
+    try:
+        term.wait_for(IDLE)
+        term.type("long answer please")
+        term.wait_for("Answer paragraph 39 of")
+        screen = term.wait_for(IDLE)
+        assert "Answer paragraph 0 of" not in screen  # scrolled on, out of the screen...
+        history = term._run("capture-pane", "-p", "-t", "0", "-S", "-500")
+        assert history.count("Answer paragraph 0 of") == 1  # ...into the scrollback, once
+        assert history.count("Answer paragraph 20 of") == 1
+        lines = history.rstrip("\n").splitlines()
+        assert lines[-1].startswith("m  default/medium")  # the status bar stays at the bottom
+        term.type("again")
+        term.wait_for("After the long one.")
+        term.wait_for(IDLE)
+        term.type("/exit")
+        out = term.wait_for("EXIT=0", history=True)
+        history = term._run("capture-pane", "-p", "-t", "0", "-S", "-500")
+        assert history.count("After the long one.") == 1 and history.count("> again") == 1
+        assert history.index("After the long one.") < history.index("Resume it with:")
+        assert "agent -r " in out
+    finally:
+        term.close()

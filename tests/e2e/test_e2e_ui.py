@@ -171,3 +171,36 @@ def test_sigterm_leaves_cleanly_with_the_farewell(term_factory, fake_provider):
     out = term.output()
     assert "Resume it with:" in out
     assert out.rstrip().endswith("this session by id")
+
+
+def test_answers_of_every_shape_stream_while_typed_keys_show(term_factory, fake_provider):
+    """A 2,000-item list, a 3,000-line code block, a 500-row table and a 100 KB paragraph
+    stream while the user types: each typed key shows while the answer is still streaming
+    (how fast is measured by bench/ui_bench.py), and the answer's end is drawn."""
+    shapes = [
+        ("".join(f"- item {i}: check `mod_{i}.py`\n" for i in range(2000)), "- item 1999: check"),
+        ("```python\n" + "".join(f"x_{i} = {i}  # line {i}\n" for i in range(3000)) + "```\n",
+         "x_2999 = 2999  # line 2999"),
+        ("| row | value |\n|---|---|\n" + "".join(f"| row {i} | {i * 7} |\n" for i in range(500)),
+         "row 499 | 3493"),
+        (" ".join(f"Sentence {i} has **bold** and `code`." for i in range(3300)),
+         "Sentence 3299 has"),
+    ]
+    fake_provider.script(*[Reply.text(text, pieces=len(text) // 60, delay=0.002)
+                           for text, _ in shapes])
+    start, _ = term_factory
+    term = start()
+    term.wait_for(IDLE)
+    for n, (text, end) in enumerate(shapes):
+        assert len(text) > 9_000
+        term.type(f"shape {n}")
+        term.wait_for("working...")
+        term.send("zq")
+        screen = term.wait_for("> zq")
+        assert "working..." in screen, "the key showed only after the answer ended"
+        term.send("\x15")  # ctrl-u
+        screen = term.wait_for(IDLE, timeout=120)
+        screen = term.wait_for(end, timeout=10)
+        assert "error" not in screen
+    term.type("/exit")
+    assert term.wait_exit(timeout=30) == 0

@@ -59,7 +59,8 @@ async def test_ask_dismissed_with_esc_tells_the_model(tmp_path, fake_provider):
     app.start()
     assert app.runtime.asker is not None  # the ask plugin's channel, set by the UI
     await type_text(app, "format", enter=True)
-    await wait_for(app, "Tabs or spaces?")
+    await wait_for(app, lambda: app.modal is not None)  # the panel, not just the tool line
+    assert "Tabs or spaces?" in screen(app)
     await press(app, "esc")
     await idle(app)
     assert tool_message(fake_provider.requests[1]) == \

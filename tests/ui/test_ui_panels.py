@@ -70,7 +70,7 @@ async def test_ask_panel_free_text_and_esc(tmp_path, fake_provider):
     await wait_for(app, "ok")
     await idle(app)
     await type_text(app, "again", enter=True)
-    await wait_for(app, "Again?")
+    await wait_for(app, lambda: app.modal is not None and "Again?" in screen(app))
     await press(app, "esc")
     await idle(app)
     answers = [[m for m in r.body["messages"] if m["role"] == "tool"][-1]["content"]

@@ -19,6 +19,27 @@ from agent.blocks import Block
 log = logging.getLogger("agent.ui")
 
 
+class Spaced(urwid.Widget):
+    """A blank row above ``body``: a cheaper ``Pile([Divider(), body])``, built again on every
+    frame for the streaming block (urwid's containers check each child against a runtime
+    Protocol when built, which costs more than drawing the row)."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+    ignore_focus = True
+
+    def __init__(self, body: urwid.Widget) -> None:
+        super().__init__()
+        self.body = body
+
+    def rows(self, size: tuple[int], focus: bool = False) -> int:
+        return int(self.body.rows(size)) + 1
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        canvas = urwid.CompositeCanvas(self.body.render(size))
+        canvas.pad_trim_top_bottom(1, 0)
+        return canvas
+
+
 class Entry(urwid.WidgetWrap):
     """One block and its current widget.  A widget that fails to draw (a plugin renderer's)
     is replaced by the plain rendering of its block, so one bad block never breaks a frame."""
@@ -72,10 +93,11 @@ class Transcript(urwid.WidgetWrap):
 
     def _wrap(self, block: Block) -> urwid.Widget:
         widget = self._render(block, self.width)
-        if self.spacing and block.kind not in ("turn",):
-            # One blank row above each block keeps the transcript readable; Padding-free so
-            # copied text has no extra indentation.
-            return urwid.Pile([urwid.Divider(), widget])
+        if self.spacing and block.kind not in ("turn",) and not block.data.get("join"):
+            # One blank row above each block keeps the transcript readable (a chunk that
+            # continues the block above joins it); Padding-free so copied text has no extra
+            # indentation.
+            return Spaced(widget)
         return widget
 
     def add(self, block: Block) -> Entry:
