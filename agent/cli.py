@@ -406,12 +406,13 @@ def cmd_plugins(argv: list[str]) -> int:
     from agent.runtime import StartupError, load_plugins
 
     try:
-        _, _, host, _, _ = load_plugins()
+        paths, _, host, hooks, _ = load_plugins()
     except StartupError as exc:
         return _fail(str(exc), exc.code)
-    width = max((len(n) for n in host.status), default=4)
-    for name in sorted(host.status):
-        st = host.status[name]
+    rows = hooks.plugin_rows(paths.config_dir, host.status)
+    width = max((len(n) for n in rows), default=4)
+    for name in sorted(rows):
+        st = rows[name]
         detail = st.error if st.state == "failed" else (st.description or st.module)
         print(f"{name:<{width}}  {st.state:<9}  {detail}")
     return 0

@@ -239,6 +239,17 @@ class Hooks:
             found.extend(m for m in items if callable(m))
         return found
 
+    def plugin_rows(self, config_dir: Any, status: dict[str, Any]) -> dict[str, Any]:
+        """``status`` (the loaded plugins' rows) with every plugin's extra rows merged in, by
+        name; a failing implementation is isolated."""
+        rows = dict(status)
+        for _, result in self._each("agent_plugin_rows", config_dir=config_dir):
+            for row in result if isinstance(result, (list, tuple)) else []:
+                name = getattr(row, "name", None)
+                if isinstance(name, str) and getattr(row, "state", None):
+                    rows[name] = row
+        return rows
+
     def tool_result(self, call: ToolCall, result: ToolResult, session: Any) -> ToolResult:
         """Each plugin sees the previous plugin's replacement (errors isolated)."""
         for plugin, fn, argnames in self._impls("agent_tool_result"):

@@ -252,6 +252,24 @@ def agent_secret_matchers(config):
 
 
 @hookspec
+def agent_plugin_rows(config_dir):
+    """List things a plugin installed that act as plugins, for ``agent plugins list`` and
+    ``/plugins`` (the registry's data-only manifests, for instance).
+
+    ``config_dir`` is the user's config directory (a :class:`pathlib.Path`).  Return a list of
+    :class:`agent.plugins.PluginStatus` (state ``enabled`` or ``failed`` with its ``error``),
+    read fresh on each call so a file that turned invalid during a session shows at once.  A
+    row with the name of a loaded plugin replaces that plugin's row.
+
+    Example::
+
+        @hookimpl
+        def agent_plugin_rows(config_dir):
+            return [PluginStatus("house-rules (installed)", "enabled", module="rules file")]
+    """
+
+
+@hookspec
 def agent_prompt_fragments(session):
     """Contribute system prompt fragments; called before every model request.
 

@@ -104,12 +104,16 @@ def cmd_tools(app: Any, args: str) -> str | None:
 
 def cmd_plugins(app: Any, args: str) -> str | None:
     host = app.plugins
+    hooks = getattr(app, "hooks", None)
+    config = getattr(app, "config", None)
+    rows = (hooks.plugin_rows(config.paths.config_dir, host.status)
+            if hooks is not None and config is not None else dict(host.status))
     lines = []
-    for name in sorted(host.status):
-        st = host.status[name]
+    for name in sorted(rows):
+        st = rows[name]
         if st.state in ("enabled", "essential"):
             lines.append(f"`{name.ljust(12)}` {st.description or st.module}")
-    for failure in host.failures():
+    for failure in (rows[n] for n in sorted(rows) if rows[n].state == "failed"):
         lines.append(f"**{failure.name}** failed: {failure.error}")
     if not lines:
         return "no plugins active"

@@ -3,11 +3,13 @@ manifests enforced on effects (apply_patch and move_file included) without a res
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from fakeprovider import Reply
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from agent import Effects, Tool, hookimpl
 from agent.testing import collect, gate_decision, make_boot, make_session
-from plugins_builtin.registry import enforce
+from plugins_builtin.registry import enforce, lock
 from plugins_builtin.registry.client import RegistryClient, RegistryError, parse_index
 from plugins_builtin.registry.commands import RegistryCommand
 from plugins_builtin.registry.globs import glob_match, pattern_problem
@@ -38,6 +40,7 @@ class Site:
     def __init__(self) -> None:
         self.files: dict[str, tuple[int, bytes, dict[str, str]]] = {}
         self.requests: list[str] = []
+        self.index_spec: dict[str, list[dict]] | None = None
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,6 +52,8 @@ class Site:
             def do_GET(self):
                 site.requests.append(self.path)
                 status, body, headers = site.files.get(self.path, (404, b"missing", {}))
+                if self.path == "/index.json" and site.index_spec is not None and not body:
+                    body = site.index_body()
                 self.send_response(status)
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -77,7 +82,20 @@ class Site:
         self.files[path] = (status, data, {k.replace("_", "-"): v for k, v in headers.items()})
 
     def put_index(self, skills=(), plugins=()) -> None:
-        self.put("/index.json", json.dumps({"skills": list(skills), "plugins": list(plugins)}))
+        """Serve an index; entries without a ``sha256`` get the digest of the file served at
+        their URL at the time of the request (a registry publishing honest digests)."""
+        self.index_spec = {"skills": list(skills), "plugins": list(plugins)}
+        self.put("/index.json", b"")
+
+    def index_body(self) -> bytes:
+        doc = {kind: [dict(e) for e in entries] for kind, entries in self.index_spec.items()}
+        for entries in doc.values():
+            for entry in entries:
+                if "sha256" not in entry:
+                    path = urlsplit(urljoin(self.base + "/index.json", entry.get("url", ""))).path
+                    body = self.files.get(path, (404, b"", {}))[1]
+                    entry["sha256"] = hashlib.sha256(body).hexdigest()
+        return json.dumps(doc).encode()
 
     def client(self) -> RegistryClient:
         return RegistryClient(self.base + "/index.json", allow_http_for_tests=True)
@@ -127,9 +145,13 @@ def command(home, site) -> RegistryCommand:
 
 
 def install_manifest(home, manifest: dict) -> None:
+    """What an install leaves: the file and its line in the install record."""
     directory = home / "registry" / "plugins"
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{manifest['name']}.json").write_text(json.dumps(manifest))
+    text = json.dumps(manifest)
+    (directory / f"{manifest['name']}.json").write_text(text)
+    lock.record(home / "registry", "plugin", manifest["name"], text, source="test",
+                index_sha256="")
 
 
 # ---- the client: https only, size caps ---------------------------------------------------------
@@ -149,12 +171,14 @@ async def test_configuration_cannot_allow_plain_http(site, ws, home):
     config, hooks = make_boot(ws, home, builtins=["registry"],
                               file_data={"registry_url": site.base + "/index.json"})
     registry = hooks.commands(config).get("registry")
-    out = await registry.run(object(), "list")
-    assert out == f"refusing {site.base}/index.json: the registry is only reached over https"
+    shown = []
+    app = type("App", (), {"info": lambda self, title, body, hint="": shown.append(body)})()
+    await registry.run(app, "list")
+    assert (f"the configured registry could not be read: refusing {site.base}/index.json: "
+            "the registry is only reached over https") in shown[0]
     assert site.requests == []
-    config, hooks = make_boot(ws, home, builtins=["registry"])
-    out = await hooks.commands(config).get("registry").run(object(), "")
-    assert out.startswith("no registry configured: set registry_url in config.toml")
+    assert "`P terraform-guard" in shown[0]  # the bundled index still answers
+    assert "`S x " not in shown[0]
 
 
 def test_cli_subcommand_lists_installs_and_refuses_plain_http(site, ws, home):
@@ -162,12 +186,12 @@ def test_cli_subcommand_lists_installs_and_refuses_plain_http(site, ws, home):
 
     install_manifest(home, NO_SECRETS)
     out = run_agent(["registry", "installed"], home=home, cwd=ws)
-    assert (out.returncode, out.stdout) == (0, "`P no-secrets`\n")
+    assert (out.returncode, out.stdout) == (0, "P no-secrets\n")  # plain text, no markdown
     site.put_index()
     out = run_agent(["registry", "search", "x"], home=home, cwd=ws,
                     AGENT_REGISTRY_URL=site.base + "/index.json")
-    assert out.returncode == 1
-    assert "the registry is only reached over https" in out.stderr
+    assert "the registry is only reached over https" in out.stdout
+    assert "`" not in out.stdout
     assert site.requests == []
 
 
@@ -202,18 +226,25 @@ async def test_entry_over_64_kb_is_refused(site, home):
     assert not (home / "registry").exists()
 
 
+D = hashlib.sha256(b"an entry").hexdigest()
+
+
 def test_index_entries_are_checked_and_urls_resolved():
     index = parse_index(json.dumps({
-        "skills": [{"name": "ok", "description": "fine", "url": "skills/ok.md"},
-                   {"name": "Bad Name", "description": "x", "url": "b.md"},
-                   {"name": "ok", "description": "again", "url": "again.md"},
-                   {"name": "nourl", "description": "x"}],
-        "plugins": [{"name": "p", "description": "  spaced\n out ", "url": "https://cdn/p.json"}],
+        "skills": [{"name": "ok", "description": "fine", "url": "skills/ok.md", "sha256": D},
+                   {"name": "Bad Name", "description": "x", "url": "b.md", "sha256": D},
+                   {"name": "ok", "description": "again", "url": "again.md", "sha256": D},
+                   {"name": "nourl", "description": "x", "sha256": D},
+                   {"name": "nodigest", "description": "x", "url": "n.md"},
+                   {"name": "baddigest", "description": "x", "url": "n.md", "sha256": "abc"}],
+        "plugins": [{"name": "p", "description": "  spaced\n out ", "url": "https://cdn/p.json",
+                     "sha256": D.upper()}],
     }).encode(), "https://reg.example/v1/index.json")
-    assert [(e.kind, e.name, e.description, e.url) for e in index.entries] == [
-        ("skill", "ok", "fine", "https://reg.example/v1/skills/ok.md"),
-        ("plugin", "p", "spaced out", "https://cdn/p.json")]
-    assert len(index.problems) == 3
+    assert [(e.kind, e.name, e.description, e.url, e.sha256) for e in index.entries] == [
+        ("skill", "ok", "fine", "https://reg.example/v1/skills/ok.md", D),
+        ("plugin", "p", "spaced out", "https://cdn/p.json", D)]
+    assert len(index.problems) == 5
+    assert sum("sha256 is missing" in p for p in index.problems) == 2
     with pytest.raises(RegistryError, match="not an index"):
         parse_index(b'["skills"]', "https://x/i.json")
     with pytest.raises(RegistryError, match="not valid JSON"):
@@ -257,8 +288,8 @@ async def test_list_search_and_installed_markers(stocked, home):
 
 @pytest.mark.parametrize("args,usage", [
     ("search", "usage: /registry search <query>"),
-    ("add", "usage: /registry add <name> [--yes]"),
-    ("install", "usage: /registry add <name> [--yes]"),
+    ("add", "usage: /registry install <name> [--yes]"),
+    ("install", "usage: /registry install <name> [--yes]"),
     ("remove", "usage: /registry remove <name>"),
     ("uninstall", "usage: /registry remove <name>")])
 async def test_verbs_without_their_argument_print_usage(site, home, args, usage):

@@ -17,8 +17,9 @@ from agent import Fragment, Option, SlashCommand, hookimpl
 from agent.plugins import PluginStatus
 
 from .client import RegistryClient, RegistryError
-from .commands import RegistryCommand
-from .enforce import InstalledPlugins, judge
+from .commands import Installs, RegistryCommand, plain
+from .enforce import InstalledPlugins, judge, read_installed
+from .sources import Sources
 
 INSTALLED_SUFFIX = " (installed)"
 GUARD_NAME = "registry-installed"
@@ -73,16 +74,58 @@ def _report(host: Any, installed: Any) -> None:
                                     error=f"{path} skipped: {problem}")
 
 
-def client_for(config: Any) -> RegistryClient:
-    """The client for the configured index (https only: no setting allows anything else)."""
-    return RegistryClient(str(config.get("registry_url") or ""))
+def installed_rows(config_dir: Path) -> list[PluginStatus]:
+    """Each installed manifest as a plugin row, read fresh (a file that turned invalid, or
+    was changed since its install, shows as failed at once)."""
+    installed = read_installed(Path(config_dir) / "registry" / "plugins")
+    rows = [PluginStatus(m.name + INSTALLED_SUFFIX, "enabled", module="registry manifest",
+                         description=m.description) for m in installed.manifests]
+    for path, problem in installed.problems:
+        name = Path(path).name.removesuffix(".json") + INSTALLED_SUFFIX
+        rows = [r for r in rows if r.name != name]  # a changed bundled one: still enforced
+        rows.append(PluginStatus(name, "failed", module=path,
+                                 error=f"{path} skipped: {problem}"))
+    return rows
+
+
+def refuse_changed_skills(config_dir: Path) -> list[str]:
+    """Registry skills changed since their install are moved aside (``NAME.md.refused``), so
+    the skill loader never reads them; returns what was refused and why."""
+    installs = Installs(Path(config_dir))
+    refused = []
+    for name in installs.installed("skill"):
+        problem = installs.verify("skill", name)
+        if problem is None:
+            continue
+        path = installs.path("skill", name)
+        try:
+            path.replace(path.with_name(path.name + ".refused"))
+        except OSError as exc:
+            problem += f" (and it could not be moved aside: {exc})"
+        refused.append(f"registry skill {name} refused: {problem}")
+    return refused
+
+
+@hookimpl
+def agent_plugin_rows(config_dir):
+    return installed_rows(config_dir)
+
+
+def client_for(config: Any) -> Sources:
+    """The bundled index plus the configured one (https only: no setting allows anything
+    else; signed when ``registry_public_key`` is set)."""
+    return Sources(RegistryClient(str(config.get("registry_url") or ""),
+                                  public_key=str(config.get("registry_public_key") or "")))
 
 
 @hookimpl
 def agent_addoption(options):
     options.add(Option("registry_url", default="", env="AGENT_REGISTRY_URL", metavar="URL",
-                       help="https URL of the registry index /registry browses "
-                            "(docs/registry.md)"))
+                       help="https URL of a registry index /registry browses besides the "
+                            "bundled one (docs/registry.md)"))
+    options.add(Option("registry_public_key", default="", metavar="KEY",
+                       help="base64 ed25519 public key: the registry_url index must carry a "
+                            "signature by it (<index URL>.sig)"))
 
 
 @hookimpl
@@ -97,6 +140,13 @@ def agent_configure(config):
             host.pm.unregister(previous)
         host.pm.register(hooks, name=GUARD_NAME)
     hooks.current()  # report malformed installs at startup
+    # Before the skills plugin loads its catalogue (plugin-name order): a registry skill
+    # changed since its install is refused, not read.
+    for notice in refuse_changed_skills(Path(config.paths.config_dir)):
+        if config.headless:  # the UI shows notices in its header; headless says it on stderr
+            print(f"agent: {notice}", file=sys.stderr, flush=True)
+        else:
+            config.notices.append(notice)
 
 
 @hookimpl
@@ -109,7 +159,8 @@ def agent_register_commands(register, config):
 
 
 def registry_cli(argv: list[str], boot: Any) -> int:
-    """``agent registry [list | installed | search Q | add NAME [--yes] | remove NAME]``."""
+    """``agent registry [list | installed | search Q | show NAME | install NAME [--yes] |
+    remove NAME | update [NAME] [--yes] | verify]``."""
     config = boot.config
     command = RegistryCommand(Path(config.paths.config_dir), lambda: client_for(config),
                               cli=True)
@@ -120,7 +171,7 @@ def registry_cli(argv: list[str], boot: Any) -> int:
         return 1
     if reply is None:
         return 0
-    print(reply.body, file=sys.stderr if reply.error else sys.stdout)
+    print(plain(reply.body), file=sys.stderr if reply.error else sys.stdout)
     return 1 if reply.error else 0
 
 

@@ -2,24 +2,35 @@
 
 The index is JSON (at most 256 KB)::
 
-    {"skills":  [{"name": "...", "description": "...", "url": "https://.../x.md"}],
-     "plugins": [{"name": "...", "description": "...", "url": "https://.../x.json"}]}
+    {"version": "2026.12.1",
+     "skills":  [{"name": "...", "description": "...", "url": "https://.../x.md",
+                  "sha256": "<hex digest of the file>"}],
+     "plugins": [{"name": "...", "description": "...", "url": "https://.../x.json",
+                  "sha256": "..."}]}
 
-Entry URLs may be relative to the index URL.  An entry (a skill's markdown or a plugin's
-manifest) is at most 64 KB.  Every URL, redirects included, must be https; plain http is
-possible only through the ``allow_http_for_tests`` constructor argument, which no setting
-reaches, and then only to the loopback interface.
+Entry URLs may be relative to the index URL.  Every entry carries the sha256 of its file; a
+download whose digest differs is refused.  An entry (a skill's markdown or a plugin's manifest)
+is at most 64 KB.  Every URL, redirects included, must be https; plain http is possible only
+through the ``allow_http_for_tests`` constructor argument, which no setting reaches, and then
+only to the loopback interface.  When ``registry_public_key`` is configured, the index must
+come with a detached ed25519 signature at ``<index URL>.sig`` (base64) that verifies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .manifest import MAX_DESCRIPTION, name_problem
+
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 INDEX_CAP = 256 * 1024
 ENTRY_CAP = 64 * 1024
@@ -44,6 +55,10 @@ class Entry:
     name: str
     description: str
     url: str
+    #: the sha256 (hex) the index gives for the entry's file
+    sha256: str = ""
+    #: where the entry was listed: ``bundled`` or the index URL
+    source: str = ""
 
 
 @dataclass
@@ -51,6 +66,7 @@ class Index:
     url: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    version: str = ""
 
     def named(self, name: str) -> list[Entry]:
         return [e for e in self.entries if e.name == name]
@@ -72,7 +88,7 @@ def parse_index(data: bytes, url: str) -> Index:
                                             for k in ("skills", "plugins")):
         raise RegistryError(f"the registry index at {url} is not an index: expected an "
                             'object with "skills" and/or "plugins" lists')
-    index = Index(url)
+    index = Index(url, version=str(doc.get("version") or ""))
     for kind in KINDS:
         items = doc.get(kind + "s", [])
         if not isinstance(items, list):
@@ -108,7 +124,39 @@ def _entry(kind: str, item: Any, base: str, where: str) -> Entry | str:
     url = item.get("url")
     if not isinstance(url, str) or not url.strip():
         return f"{where} ({name}): url is missing"
-    return Entry(kind, str(name), description, urljoin(base, url.strip()))
+    digest = item.get("sha256")
+    if not isinstance(digest, str) or not _DIGEST.match(digest.lower()):
+        return f"{where} ({name}): sha256 is missing or not a hex sha256 digest"
+    return Entry(kind, str(name), description, urljoin(base, url.strip()), digest.lower(),
+                 base)
+
+
+def check_digest(entry: Entry, data: bytes) -> None:
+    """Refuse ``data`` unless its sha256 is the one the index gave for ``entry``."""
+    got = hashlib.sha256(data).hexdigest()
+    if got != entry.sha256:
+        raise RegistryError(f"{entry.kind} {entry.name}: the downloaded file's sha256 is "
+                            f"{got[:16]}..., not {entry.sha256[:16]}... as the index says; "
+                            "refused (the file or the index was changed)")
+
+
+def verify_signature(data: bytes, signature_b64: bytes, public_key_b64: str, url: str) -> None:
+    """Check a detached ed25519 signature over ``data``; raise :class:`RegistryError`."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64.strip(),
+                                                                  validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise RegistryError(f"registry_public_key is not a base64 ed25519 public key: {exc}"
+                            ) from None
+    try:
+        signature = base64.b64decode(signature_b64.strip(), validate=True)
+        key.verify(signature, data)
+    except (binascii.Error, ValueError, InvalidSignature):
+        raise RegistryError(f"the registry index at {url} is not signed by the key in "
+                            "registry_public_key; refused") from None
 
 
 class RegistryClient:
@@ -119,11 +167,13 @@ class RegistryClient:
     """
 
     def __init__(self, index_url: str, *, allow_http_for_tests: bool = False,
-                 transport: Any = None, timeout: float = TIMEOUT) -> None:
+                 transport: Any = None, timeout: float = TIMEOUT,
+                 public_key: str = "") -> None:
         self.index_url = index_url.strip()
         self.allow_http = allow_http_for_tests
         self.transport = transport
         self.timeout = timeout
+        self.public_key = public_key.strip()
 
     def check_url(self, url: str) -> None:
         """Refuse anything but https (or loopback http when testing)."""
@@ -143,10 +193,16 @@ class RegistryClient:
             raise RegistryError("no registry configured: set registry_url in config.toml "
                                 "(see docs/registry.md)")
         data = await self.get(self.index_url, INDEX_CAP, "the registry index")
+        if self.public_key:
+            signature = await self.get(self.index_url + ".sig", 1024,
+                                       "the registry index's signature")
+            verify_signature(data, signature, self.public_key, self.index_url)
         return parse_index(data, self.index_url)
 
     async def fetch_entry(self, entry: Entry) -> bytes:
-        return await self.get(entry.url, ENTRY_CAP, f"{entry.kind} {entry.name}")
+        data = await self.get(entry.url, ENTRY_CAP, f"{entry.kind} {entry.name}")
+        check_digest(entry, data)
+        return data
 
     async def get(self, url: str, cap: int, what: str) -> bytes:
         """GET ``url`` (redirects followed and re-checked), refusing bodies over ``cap``."""

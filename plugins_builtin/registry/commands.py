@@ -18,13 +18,16 @@ from typing import Any
 
 from agent import atomic_write, frontmatter
 
-from .client import Entry, Index, RegistryClient, RegistryError
+from . import lock
+from .client import Entry, Index, RegistryError
 from .manifest import Manifest, ManifestError, name_problem, parse_manifest
 
-USAGE = ("usage: /registry [list | installed | search <query> | add <name> [--yes] | "
-         "confirm | cancel | remove <name>]")
+USAGE = ("usage: /registry [list | installed | search <query> | show <name> | "
+         "install <name> [--yes] | confirm | cancel | remove <name> | update [<name>] [--yes] | "
+         "verify]")
 SKILL_BODY_CAP = 20_000
-VERBS = {"install": "add", "uninstall": "remove", "rm": "remove", "ls": "list"}
+VERBS = {"install": "add", "uninstall": "remove", "rm": "remove", "ls": "list",
+         "info": "show"}
 
 
 @dataclass
@@ -59,6 +62,18 @@ def code(text: str) -> str:
     bar = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{bar}{pad}{text}{pad}{bar}"
+
+
+def plain(text: str) -> str:
+    """Markdown made for a panel, as plain text for a terminal: fence lines dropped, inline
+    code and bold unwrapped."""
+    out = []
+    for line in text.splitlines():
+        if re.fullmatch(r"`{3,}\w*", line.strip()):
+            continue
+        line = re.sub(r"(`+) ?(.+?) ?\1", r"\2", line)
+        out.append(re.sub(r"\*\*(.+?)\*\*", r"\1", line))
+    return "\n".join(out)
 
 
 def split_name(arg: str) -> tuple[str | None, str]:
@@ -171,14 +186,25 @@ class Installs:
     def is_installed(self, kind: str, name: str) -> bool:
         return self.path(kind, name).is_file()
 
-    def write(self, kind: str, name: str, text: str) -> Path:
-        """Write atomically, so a reader never sees half a file."""
-        path = self.path(kind, name)
+    def write(self, entry: Entry, text: str) -> Path:
+        """Write atomically, so a reader never sees half a file, and record its digest."""
+        path = self.path(entry.kind, entry.name)
+        lock.record(self.root, entry.kind, entry.name, text, source=entry.source or "",
+                    index_sha256=entry.sha256)
         atomic_write(path, text, make_parents=True)
         return path
 
     def remove(self, kind: str, name: str) -> None:
         self.path(kind, name).unlink()
+        lock.forget(self.root, kind, name)
+
+    def verify(self, kind: str, name: str) -> str | None:
+        """Why the installed file may not be used, or None when it is as installed."""
+        try:
+            data = self.path(kind, name).read_bytes()
+        except OSError as exc:
+            return f"cannot be read: {exc}"
+        return lock.problem(self.root, kind, name, data)
 
 
 # ---- the command ------------------------------------------------------------------------------
@@ -192,7 +218,7 @@ class RegistryCommand:
     nothing is pending between runs.
     """
 
-    def __init__(self, config_dir: Path, client_factory: Callable[[], RegistryClient], *,
+    def __init__(self, config_dir: Path, client_factory: Callable[[], Any], *,
                  cli: bool = False) -> None:
         self.installs = Installs(config_dir)
         self.client_factory = client_factory
@@ -222,12 +248,20 @@ class RegistryCommand:
             if not rest:
                 return Reply("usage: /registry search <query>", error=True)
             return await self.listing(" ".join(rest))
+        yes = "--yes" in rest or "-y" in rest
+        names = [w for w in rest if w not in ("--yes", "-y")]
         if verb == "add":
-            yes = "--yes" in rest or "-y" in rest
-            names = [w for w in rest if w not in ("--yes", "-y")]
             if len(names) != 1:
-                return Reply("usage: /registry add <name> [--yes]", error=True)
+                return Reply("usage: /registry install <name> [--yes]", error=True)
             return await self.add(app, names[0], yes=yes)
+        if verb == "show":
+            if len(names) != 1:
+                return Reply("usage: /registry show <name>", error=True)
+            return await self.show(names[0])
+        if verb == "update":
+            return await self.update(app, names, yes=yes)
+        if verb == "verify":
+            return self.verify_all()
         if verb == "remove":
             if len(rest) != 1:
                 return Reply("usage: /registry remove <name>", error=True)
@@ -271,14 +305,16 @@ class RegistryCommand:
 
     # ---- installing ----
 
-    async def add(self, app: Any, arg: str, *, yes: bool) -> Reply | None:
+    async def _prepare(self, arg: str) -> tuple[Pending, str]:
+        """Fetch (digest checked), validate and preview the entry ``arg`` names."""
         kind, name = split_name(arg)
         why = name_problem(name)
         if why:
-            return Reply(f"{name!r} is not a registry name: it {why}", error=True)
-        index = await self.client_factory().fetch_index()
+            raise RegistryError(f"{name!r} is not a registry name: it {why}")
+        client = self.client_factory()
+        index = await client.fetch_index()
         entry = self._pick(index, kind, name)
-        data = await self.client_factory().fetch_entry(entry)
+        data = await client.fetch_entry(entry)
         digest = hashlib.sha256(data).hexdigest()
         if entry.kind == "skill":
             text, notes = check_skill(data, entry.name)
@@ -287,9 +323,21 @@ class RegistryCommand:
             manifest = check_plugin(data, entry.name)
             text = manifest.dumps()
             preview = plugin_preview(entry, manifest, digest)
+        return Pending(entry, text, digest), preview
+
+    async def show(self, arg: str) -> Reply:
+        pending, preview = await self._prepare(arg)
+        entry = pending.entry
+        state = ("installed" if self.installs.is_installed(entry.kind, entry.name)
+                 else "not installed")
+        return Reply(f"{preview}\n\n{entry.kind} {entry.name} is {state}",
+                     f"registry: {entry.name}", f"/registry install {entry.name} installs it")
+
+    async def add(self, app: Any, arg: str, *, yes: bool) -> Reply | None:
+        pending, preview = await self._prepare(arg)
+        entry = pending.entry
         if self.installs.is_installed(entry.kind, entry.name):
             preview += f"\n\nThis replaces the installed {entry.kind} {entry.name}."
-        pending = Pending(entry, text, digest)
         if yes:
             return _with_preview(app, preview, self._install(pending))
         if _can_confirm(app):
@@ -323,10 +371,48 @@ class RegistryCommand:
 
     def _install(self, pending: Pending) -> str:
         entry = pending.entry
-        path = self.installs.write(entry.kind, entry.name, pending.text)
+        path = self.installs.write(entry, pending.text)
         when = ("the agent can load it from its next step" if entry.kind == "skill"
                 else "its rules apply from the next tool call")
         return f"installed {entry.kind} {entry.name} ({path}); {when}"
+
+    # ---- keeping installs current and intact ----
+
+    async def update(self, app: Any, names: list[str], *, yes: bool) -> Reply | None:
+        """Reinstall installed entries whose index digest changed (or the ``names``)."""
+        recorded = lock.load(self.installs.root)
+        index = await self.client_factory().fetch_index()
+        wanted = [(k, n) for k in ("skill", "plugin") for n in self.installs.installed(k)
+                  if not names or n in names]
+        stale = []
+        for kind, name in wanted:
+            found = [e for e in index.named(name) if e.kind == kind]
+            if found and recorded.get(kind, {}).get(name, {}).get("index_sha256") \
+                    != found[0].sha256:
+                stale.append(f"{kind}:{name}")
+        if not stale:
+            return Reply("every installed entry is up to date" if wanted
+                         else "nothing installed from the registry to update")
+        if not yes:
+            return Reply("updates available: " + ", ".join(stale) + " - "
+                         + ("agent registry update --yes" if self.cli
+                            else "/registry update --yes") + " installs them")
+        lines = [(await self.add(app, arg, yes=True) or Reply("")).body for arg in stale]
+        return Reply("\n".join(line for line in lines if line))
+
+    def verify_all(self) -> Reply:
+        """Every installed file against the install record."""
+        lines, bad = [], 0
+        for kind in ("skill", "plugin"):
+            for name in self.installs.installed(kind):
+                problem = self.installs.verify(kind, name)
+                bad += problem is not None
+                lines.append(f"{kind} {name}: " + ("ok" if problem is None else problem))
+        if not lines:
+            return Reply("nothing installed from the registry")
+        return Reply("\n".join(lines), "registry verify",
+                     f"{bad} changed since install" if bad else "all as installed",
+                     error=bool(bad))
 
     # ---- removing ----
 

@@ -17,6 +17,7 @@ as written, folded (``/abs/ws/secrets/a.txt``), so ``secrets/*`` and ``/etc/*`` 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import posixpath
@@ -28,6 +29,7 @@ from agent.pathparts import segments
 from agent.shell import parse as parse_shell
 from agent.tools import Effects
 
+from . import bundled, lock
 from .globs import glob_match
 from .manifest import DenyRule, Manifest, ManifestError, parse_manifest
 
@@ -140,16 +142,31 @@ class Installed:
 
 
 def read_installed(directory: Path) -> Installed:
-    """Validate every ``*.json`` in ``directory``; a bad file is reported and skipped."""
+    """Validate every ``*.json`` in ``directory``; a bad file is reported and skipped.
+
+    Each file must be the one the install record names (same sha256): a manifest changed
+    after its install is refused. When the changed file is a bundled one, the copy that
+    shipped with agent stays in force (a guard cannot be switched off by editing it), and
+    the change is still reported."""
     manifests: list[Manifest] = []
     problems: list[tuple[str, str]] = []
+    root = Path(directory).parent
     for entry in _json_files(directory):
         path = Path(entry.path)
         expected = path.name[:-len(".json")]
         try:
             if entry.stat().st_size > FILE_CAP:
                 raise ManifestError([f"larger than {FILE_CAP // 1024} KB"])
-            manifests.append(parse_manifest(path.read_bytes(), expected_name=expected))
+            data = path.read_bytes()
+            changed = lock.problem(root, "plugin", expected, data)
+            shipped = _shipped_copy(root, expected) if changed is not None else None
+            if shipped is not None:
+                manifests.append(parse_manifest(shipped, expected_name=expected))
+                changed = f"{changed}; the bundled copy stays in force"
+            manifest = parse_manifest(data, expected_name=expected)  # its own faults first
+            if changed is not None:
+                raise ManifestError([changed])
+            manifests.append(manifest)
         except ManifestError as exc:
             problems.append((str(path), str(exc)))
         except OSError as exc:
@@ -157,6 +174,19 @@ def read_installed(directory: Path) -> Installed:
     for path, problem in problems:
         log.warning("installed plugin %s skipped: %s", path, problem)
     return Installed(tuple(sorted(manifests, key=lambda m: m.name)), tuple(problems))
+
+
+def _shipped_copy(root: Path, name: str) -> bytes | None:
+    """The bundled manifest ``name`` as shipped, when the install record says it came from
+    the bundled index and the shipped file is still the one recorded."""
+    entry = lock.load(root).get("plugin", {}).get(name)
+    if entry is None or entry.get("source") != bundled.SOURCE:
+        return None
+    try:
+        data = bundled.read(f"{bundled.SCHEME}plugins/{name}.json")
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == entry.get("index_sha256") else None
 
 
 def _json_files(directory: Path) -> list[os.DirEntry[str]]:
@@ -185,6 +215,11 @@ class InstalledPlugins:
             except OSError:
                 continue
             sig.append((entry.name, st.st_mtime_ns, st.st_size, st.st_ino))
+        try:  # a reinstall rewrites the record: the verdict on each file may change
+            st = lock.lock_path(Path(self.directory).parent).stat()
+            sig.append((lock.LOCK_NAME, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            pass
         return tuple(sig)
 
     def current(self) -> Installed:
