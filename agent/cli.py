@@ -310,22 +310,62 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     sandbox = sandbox_for(config)
     if not sandbox.active:  # said once, on stderr, never silently
         print(f"agent: {sandbox.describe()}", file=sys.stderr)
+    code = headless.EXIT_PROVIDER
     try:
-        return headless.run(session, prompt, json_mode=json_mode)
+        code = headless.run(session, prompt, json_mode=json_mode)
     finally:
         if session.recorder is not None:
-            if session.recorder.error:
-                print(f"agent: the session was not fully saved: {session.recorder.error}",
-                      file=sys.stderr)
-            if getattr(session.recorder, "forked_from", None):
-                from agent.sessions_core import RESUME_ID_LENGTH
-
-                print(f"agent: another agent process continued session "
-                      f"{session.recorder.forked_from[:8]} at the same time; this run was "
-                      f"saved as a new session (agent -r {session.id[:RESUME_ID_LENGTH]})",
-                      file=sys.stderr)
+            code = _report_saving(session, code)
             session.recorder.close()
         hooks.unconfigure(config)
+    return code
+
+
+def _report_saving(session: Any, code: int) -> int:
+    """After a headless turn: say on stderr what could not be saved or was forked, and turn
+    a success into exit 5 when messages are missing from the store (never a silent 0)."""
+    from agent import headless
+    from agent.sessions_core import RESUME_ID_LENGTH
+
+    recorder = session.recorder
+    unsaved = recorder.flush(session) if hasattr(recorder, "flush") else 0
+    if unsaved:
+        where = getattr(recorder.store, "path", "the state database")
+        print(f"agent: {unsaved} of {len(session.messages)} message(s) of session "
+              f"{session.id[:RESUME_ID_LENGTH]} could not be saved to {where}: "
+              f"{recorder.error}", file=sys.stderr)
+        if code == headless.EXIT_OK:
+            code = headless.EXIT_UNSAVED
+    if getattr(recorder, "forked_from", None):
+        print(f"agent: another agent process continued session "
+              f"{recorder.forked_from[:8]} at the same time; this run was saved as a new "
+              f"session (agent -r {session.id[:RESUME_ID_LENGTH]}); "
+              f"{recorder.forked_from[:8]} holds the other run's messages, untouched",
+              file=sys.stderr)
+    for other in getattr(recorder, "forks_off", None) or ():
+        print(f"agent: another agent process continued this session ({session.id[:8]}) at "
+              f"the same time; its messages were saved as session {other[:RESUME_ID_LENGTH]} "
+              f"(agent -r {other[:RESUME_ID_LENGTH]}), this one holds only this run's",
+              file=sys.stderr)
+    return code
+
+
+def _log_file_class() -> Any:
+    import logging
+
+    from agent.private import PrivateFileHandler
+
+    class LogFile(PrivateFileHandler):
+        """A log file opened on first use that never fails the caller: on a read-only or
+        full state dir the record is dropped (the run says so through its own channels)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                super().emit(record)
+            except OSError:
+                pass
+
+    return LogFile
 
 
 def unknown_flag_tools(config: Any, tools: dict[str, Any]) -> str:
@@ -349,11 +389,11 @@ def setup_logging(state_dir: Any) -> None:
     """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log``."""
     import logging
 
-    from agent.private import PrivateFileHandler, private_dir
+    from agent.private import private_dir
 
     try:
         private_dir(state_dir)
-        handler = PrivateFileHandler(state_dir / "agent.log", encoding="utf-8", delay=True)
+        handler = _log_file_class()(state_dir / "agent.log", encoding="utf-8", delay=True)
     except OSError:
         return
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -185,6 +185,37 @@ class ErrorEvent(Event):
 
 
 @dataclass
+class SaveFailedEvent(Event):
+    """The session could not be saved: ``unsaved`` of its messages are not in the state
+    database (``error`` says why).  Sent once per turn in which saving fails; a headless run
+    then exits 5 (:data:`agent.headless.EXIT_UNSAVED`) unless a later write caught up."""
+
+    error: str
+    unsaved: int
+    session: str
+    type: ClassVar[str] = "save-failed"
+
+    def payload(self) -> dict[str, Any]:
+        return {"error": self.error, "unsaved": self.unsaved, "session": self.session}
+
+
+@dataclass
+class SessionForkedEvent(Event):
+    """Two processes continued one session at once (two ``agent -c``).  With ``moved``, the
+    other process wrote first: this run's messages go on under the new id ``session`` (the
+    shared prefix copied) and ``forked_from`` keeps the other run's conversation untouched.
+    Without, this run kept ``forked_from`` and the other run moved to ``session``."""
+
+    forked_from: str
+    session: str
+    moved: bool = True
+    type: ClassVar[str] = "session-forked"
+
+    def payload(self) -> dict[str, Any]:
+        return {"forkedFrom": self.forked_from, "session": self.session, "moved": self.moved}
+
+
+@dataclass
 class DoneEvent(Event):
     """The turn ended.  ``reason``: ``end`` (the model finished), ``max_steps``, ``error``,
     ``interrupted``, ``budget``.  Token fields are absent when the turn was aborted."""
@@ -226,6 +257,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         TextEvent, ReasoningEvent, ToolStartEvent, ToolCallEvent, ToolOutputEvent,
         ToolResultEvent, ToolErrorEvent, ToolDeniedEvent, CompactedEvent, NoticeEvent,
-        ErrorEvent, DoneEvent,
+        ErrorEvent, SaveFailedEvent, SessionForkedEvent, DoneEvent,
     )
 }

@@ -20,6 +20,7 @@ EXIT_PROVIDER = 1
 EXIT_USAGE = 2
 EXIT_MAX_STEPS = 3
 EXIT_BUDGET = 4
+EXIT_UNSAVED = 5
 EXIT_INTERRUPTED = 130
 EXIT_PIPE = 141
 
@@ -29,6 +30,8 @@ EXIT_CODES = {
     EXIT_USAGE: "usage or configuration error (bad flag, broken config, no API key)",
     EXIT_MAX_STEPS: "the step cap was reached before the model finished",
     EXIT_BUDGET: "the spending cap (max_spend_usd) would have been crossed",
+    EXIT_UNSAVED: "the turn ran, but messages of the session could not be saved (a full, "
+                  "read-only or broken state dir); the turn's own failure code wins",
     EXIT_INTERRUPTED: "interrupted by a signal (ctrl-c, SIGTERM)",
     EXIT_PIPE: "stdout was closed by its reader (`agent -p ... | head`); the turn was stopped",
 }
@@ -73,6 +76,16 @@ def _diagnostic(event: ev.Event) -> str | None:
         return f"[compacted] {event.before} messages pruned to {event.after}"
     if isinstance(event, ev.ErrorEvent):
         return f"[error] {event.error}"
+    if isinstance(event, ev.SaveFailedEvent):
+        return (f"[unsaved] session {event.session[:13]}: {event.unsaved} message(s) not saved: "
+                f"{event.error}")
+    if isinstance(event, ev.SessionForkedEvent) and event.moved:
+        return (f"[forked] another process continued session {event.forked_from[:13]} at the "
+                f"same time; this run goes on as {event.session[:13]} (the other run keeps "
+                f"{event.forked_from[:13]}, untouched)")
+    if isinstance(event, ev.SessionForkedEvent):
+        return (f"[forked] another process continued this session ({event.forked_from[:13]}) "
+                f"at the same time; its messages went to session {event.session[:13]}")
     return None
 
 

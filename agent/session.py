@@ -11,6 +11,7 @@ tool call gets a result, interrupted ones included.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -182,7 +183,28 @@ class Session:
     # ---- the turn ---------------------------------------------------------------------------
 
     async def run(self, prompt: str | Message) -> AsyncIterator[ev.Event]:
-        """Run one turn for ``prompt``; yields events and ends with a ``done`` event."""
+        """Run one turn for ``prompt``; yields events and ends with a ``done`` event.
+
+        What the recorder has to say (a message that could not be saved, a fork to a new
+        session id) is passed on as soon as it happens, and always before ``done``."""
+        async with contextlib.aclosing(self._turn(prompt)) as events:
+            async for event in events:
+                # Before the event: a failure while the loop worked since the last one (a
+                # tool result that could not be saved) is told before the text that follows.
+                for note in self._recorder_events(final=isinstance(event, ev.DoneEvent)):
+                    yield note
+                yield event
+
+    def _recorder_events(self, final: bool = False) -> list[ev.Event]:
+        take = getattr(self.recorder, "take_events", None)
+        if take is None:
+            return []
+        events = take(final=final)
+        for event in events:
+            self._emit_coarse(event)
+        return events
+
+    async def _turn(self, prompt: str | Message) -> AsyncIterator[ev.Event]:
         message = prompt if isinstance(prompt, Message) else Message.user(prompt)
         self._append(message)
         if self.parent is None:  # a subagent shares its parent's gate, and its turn

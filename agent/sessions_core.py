@@ -20,12 +20,13 @@ import logging
 import sqlite3
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agent import pricing
 from agent.messages import Message, ToolResultPart
 from agent.providers import Usage
-from agent.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
+from agent.store import DB_NAME, SessionRecord, Store, StoreConflict, StoreError, UsageEntry
 
 log = logging.getLogger("agent.sessions")
 
@@ -33,7 +34,7 @@ TITLE_LIMIT = 60
 UNTITLED = "untitled"
 
 #: ``session.data`` keys saved with the session and restored on resume.
-PERSISTED_KEYS: set[str] = {"todos"}
+PERSISTED_KEYS: set[str] = {"todos", "forked_from"}
 
 #: What a tool call interrupted by the end of a process is answered with on resume.
 ABORTED_BY_EXIT = ("agent exited before this call finished (the process was stopped); its "
@@ -50,8 +51,29 @@ class SessionLookupError(Exception):
 
 
 def open_store(config: Any) -> Store:
-    """The state database of this run: ``<state dir>/agent.db`` (raises StoreError)."""
-    return Store.open(config.state_dir)
+    """The state database of this run: ``<state dir>/agent.db`` (raises StoreError).
+
+    When it exists but cannot be opened for writing (a read-only or full state dir), it is
+    opened read-only instead (``store.read_only`` says why): saved sessions can still be
+    listed and continued, and the run goes on unsaved, saying so."""
+    try:
+        return Store.open(config.state_dir)
+    except StoreError as exc:
+        path = Path(config.state_dir) / DB_NAME
+        if not path.is_file():
+            raise
+        try:
+            store = Store.open_read_only(path, str(exc))
+        except StoreError:
+            raise exc from None
+        log.warning("opened %s read-only: %s", path, exc)
+        return store
+
+
+def read_only_note(store: Store) -> str:
+    """The line telling the user that this run is not being saved, and why."""
+    return (f"the state database {store.path} could not be opened for writing "
+            f"({store.read_only}); it was opened read-only: this run will not be saved")
 
 
 # ---- titles and display ---------------------------------------------------------------------
@@ -180,7 +202,16 @@ class SessionRecorder:
         self.pending_title = ""
         #: the id this session was saved under before another process wrote to it too
         self.forked_from: str | None = None
+        #: why nothing is written at all (the database could only be opened read-only)
+        self.read_only = read_only_note(store) if getattr(store, "read_only", None) else None
+        if self.read_only:
+            self.error = self.read_only
         self._saved = _Saved()
+        self._events: list[Any] = []
+        self._reported_turn = -1
+        #: sessions other processes forked off this one while this run continued it
+        self.forks_off: list[str] = []
+        self._attached_at = time.time()
 
     @property
     def title(self) -> str:
@@ -192,7 +223,67 @@ class SessionRecorder:
     def message_added(self, session: Any, message: Message) -> None:
         if message.role == "user":
             self.turn += 1
+        if self.read_only:
+            self._report(session)
+            return
+        failed_before = self.error
+        self.error = None
         self._guard(self._commit, session, message)
+        if self.error is not None:
+            self._report(session)
+        elif failed_before and self.unsaved(session):
+            self.error = failed_before
+
+    def unsaved(self, session: Any) -> int:
+        """How many of ``session``'s messages the store does not hold."""
+        saved = self._saved.count if self._saved.session_id == session.id else 0
+        return max(0, len(session.messages) - saved)
+
+    def flush(self, session: Any) -> int:
+        """Try once more to save what is not saved yet (the end of a run); returns how many
+        messages are still unsaved."""
+        if self.read_only or not self.unsaved(session):
+            return self.unsaved(session)
+        self.error = None
+        self._guard(self.rewrite, session)
+        return self.unsaved(session)
+
+    def take_events(self, final: bool = False) -> list[Any]:
+        """Events for the front end since the last call (``save-failed``,
+        ``session-forked``); the loop passes them on in its stream.  ``final`` (the end of a
+        turn) also looks for another process that forked off this session meanwhile."""
+        if final:
+            self._check_forks()
+        events, self._events = self._events, []
+        return events
+
+    def _check_forks(self) -> None:
+        """Another process that continued this session at the same time moved to a new id
+        (:meth:`_fork`, on its side): tell this run once."""
+        sid = self._saved.session_id
+        if not sid or self.read_only:
+            return
+        try:
+            rows = self.store.query(
+                "SELECT id FROM sessions WHERE json_extract(data, '$.forked_from') = ? "
+                "AND created_at >= ? ORDER BY created_at", (sid, self._attached_at - 1))
+        except (sqlite3.Error, StoreError):
+            return
+        from agent import events as ev
+
+        for row in rows:
+            if row["id"] not in self.forks_off:
+                self.forks_off.append(row["id"])
+                self._events.append(ev.SessionForkedEvent(sid, row["id"], moved=False))
+
+    def _report(self, session: Any) -> None:
+        if self._reported_turn == self.turn:
+            return  # once per turn: the banner stays up, the stream is not flooded
+        from agent import events as ev
+
+        self._reported_turn = self.turn
+        self._events.append(ev.SaveFailedEvent(self.error or "unknown error",
+                                               self.unsaved(session), session.id))
 
     def step_finished(self, session: Any, usage: Usage, model: str | None = None) -> None:
         """Book one finished step, priced at ``model`` (the one that answered; default the
@@ -264,16 +355,21 @@ class SessionRecorder:
         old = session.id
         session.id = new_session_id()
         self.forked_from = old
+        session.data["forked_from"] = old  # saved with the row: the other process finds it
         self.pending_title = self.pending_title or self._saved.title
         self._saved = _Saved()
         log.warning("session %s was also written by another process; this one continues as "
                     "%s", old, session.id)
+        from agent import events as ev
+
+        self._events.append(ev.SessionForkedEvent(old, session.id))
         return self.rewrite(session)
 
     def attach(self, session: Any, record: SessionRecord) -> None:
         """Continue recording into the saved ``record`` (resume)."""
         self._saved = _Saved(record.id, record.title, json.dumps(record.data, sort_keys=True),
                              record.model, len(session.messages))
+        self._attached_at = time.time()
         self.pending_title = record.title
         users = sum(1 for m in session.messages if m.role == "user")
         try:
@@ -344,6 +440,8 @@ class SessionRecorder:
         return changes
 
     def _guard(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.read_only:
+            return None
         try:
             return fn(*args, **kwargs)
         except (sqlite3.Error, StoreError, OSError, ValueError, TypeError) as exc:
@@ -415,6 +513,8 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
                 raise SessionLookupError(f"cannot resume: {exc}") from None
             runtime.hooks.problems.append(f"this session will not be saved: {exc}")
             return Session(runtime)
+    if store.read_only:
+        runtime.hooks.problems.append(read_only_note(store))
     record: SessionRecord | None = None
     if session_id:
         record = store.get_session(session_id)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from agent.private import open_private, private_dir, tighten
 
@@ -277,12 +278,54 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        #: why this store was opened read-only (see :meth:`open_read_only`), else None
+        self.read_only: str | None = None
         self._lock = threading.RLock()
 
     @classmethod
     def open(cls, state_dir: Path | str) -> Store:
         path = Path(state_dir) / DB_NAME
         return cls(connect(path), path)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str, reason: str) -> Store:
+        """Open an existing database without writing to it or to its directory: a
+        read-only or full state dir, where :meth:`open` fails.  Sessions can be listed and
+        resumed; every write raises.  ``reason`` (why the normal open failed) is kept in
+        :attr:`read_only`.  Raises :class:`StoreError`.
+
+        ``mode=ro`` is tried first (it still sees other processes' writes, but needs the WAL
+        index file to exist or be creatable); then ``immutable=1``, which reads the file as
+        it is (on a read-only filesystem nobody can be writing to it)."""
+        path = Path(path)
+        if not path.is_file():
+            raise StoreError(f"{path} does not exist")
+        target = quote(str(path.resolve()))
+        problem = "unknown error"
+        for flags in ("mode=ro", "immutable=1"):
+            try:
+                conn = sqlite3.connect(f"file:{target}?{flags}", uri=True,
+                                       timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                       check_same_thread=False)
+            except sqlite3.Error as exc:
+                problem = str(exc)
+                continue
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                version = schema_version(conn)
+                conn.execute("SELECT COUNT(*) FROM sessions").fetchone()
+            except sqlite3.Error as exc:
+                conn.close()
+                problem = str(exc)
+                continue
+            if version != len(MIGRATIONS):
+                conn.close()
+                raise StoreError(f"{path} needs schema v{len(MIGRATIONS)} (it has v{version}) "
+                                 "and cannot be upgraded read-only")
+            store = cls(conn, path)
+            store.read_only = reason
+            return store
+        raise StoreError(f"cannot open {path} even read-only: {problem}")
 
     @classmethod
     def connect(cls, path: Path | str) -> Store:

@@ -558,6 +558,7 @@ class _Handler(BaseHTTPRequestHandler):
             msg = f"fake provider: no route POST {req.path}"
             self._json(404, error_body("chat", 404, msg, None))
             return
+        self.server.fake._wait_for_hold()
         reply = self.server.fake._next()
         if reply is None:
             msg = f"fake provider: the script ran out (no reply scripted for POST {req.path})"
@@ -668,6 +669,7 @@ class FakeProvider:
         self.models: list[str] = ["fake-model", "fake-model-mini"]
         self.models_reply: Reply | None = None
         self._script: deque[Reply] = deque()
+        self._hold_until = 0
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
@@ -734,6 +736,23 @@ class FakeProvider:
         """How many scripted replies are still unused."""
         with self._cond:
             return len(self._script)
+
+    def hold_until(self, n: int) -> FakeProvider:
+        """A barrier: answer no model request until ``n`` model requests have arrived (two
+        processes are then both known to be past everything they do before asking).  Held
+        requests give up after 60 s and are answered as usual."""
+        with self._cond:
+            self._hold_until = n
+            self._cond.notify_all()
+        return self
+
+    def _wait_for_hold(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._posts() >= self._hold_until
+                                or self._stopping.is_set(), timeout=60)
+
+    def _posts(self) -> int:
+        return sum(1 for r in self.requests if r.method == "POST")
 
     def _next(self) -> Reply | None:
         with self._cond:

@@ -60,6 +60,11 @@ def attach(app: App, runtime: Any) -> None:
     if app.session is None:
         app.session = open_session(app, runtime)
         _load_history(app)
+        read_only = getattr(app.session.recorder, "read_only", None)
+        if read_only:  # the banner is up from the first frame, not after the first prompt
+            from agent.ui.turns import UNSAVED_PANEL
+
+            app.set_live(UNSAVED_PANEL, ("error", f"NOT SAVED: {read_only}"))
         if app.session.usage.input_tokens:  # a resumed session: what it has cost so far
             from agent import pricing
 

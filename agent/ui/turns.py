@@ -133,6 +133,21 @@ class TurnView:
         elif isinstance(event, ev.ErrorEvent):
             self.end_text()
             app.add("error", event.error)
+        elif isinstance(event, ev.SaveFailedEvent):
+            self.end_text()
+            app.add("error", f"could not save this session: {event.error}")
+            show_unsaved(app, event.unsaved, event.error)
+        elif isinstance(event, ev.SessionForkedEvent) and not event.moved:
+            self.end_text()
+            app.add("notice", f"another agent process continued this session at the same "
+                              f"time; its messages were saved as session {event.session[:8]} "
+                              f"(agent -r {event.session[:18]}), this one holds only yours")
+        elif isinstance(event, ev.SessionForkedEvent):
+            self.end_text()
+            app.add("notice", f"another agent process continued session "
+                              f"{event.forked_from[:8]} at the same time: this conversation "
+                              f"goes on as session {event.session[:8]}; {event.forked_from[:8]} "
+                              "keeps the other one's messages, untouched")
         elif isinstance(event, ev.DoneEvent):
             self.end_text()
             self._done(event)
@@ -163,6 +178,14 @@ class TurnView:
 
     def _done(self, event: ev.DoneEvent) -> None:
         app = self.app
+        if UNSAVED_PANEL in app.live.panels:
+            recorder = getattr(app.session, "recorder", None)
+            left = recorder.flush(app.session) if hasattr(recorder, "flush") else 0
+            if left:
+                show_unsaved(app, left, getattr(recorder, "error", "") or "")
+            else:  # a later write caught up: everything is in the store again
+                app.set_live(UNSAVED_PANEL, None)
+                app.add("info", "the session is saved again")
         if event.input_tokens:
             cost = (format_cost(event.cost_usd) if event.cost_usd is not None
                     else f"({app.model_name() or 'this model'} is unpriced)")
@@ -181,6 +204,16 @@ class TurnView:
     def running_commands(self, ids: list[str]) -> list[str]:
         return [self.commands.get(i) or self.app.live.tools.get(i, ActiveTool(i, "?")).name
                 for i in ids]
+
+
+#: the live panel holding the "not saved" banner; it stays up until the store catches up
+UNSAVED_PANEL = "~unsaved"
+
+
+def show_unsaved(app: App, count: int, reason: str) -> None:
+    """The persistent banner over the prompt: messages are not being saved, and why."""
+    app.set_live(UNSAVED_PANEL, ("error", f"NOT SAVED: {count} message(s) of this session are "
+                                          f"not in the state database ({reason})"))
 
 
 def replay(app: App, messages: list[Any], limit: int = 200) -> None:
