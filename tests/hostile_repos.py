@@ -11,9 +11,12 @@ workspace); ``outside`` is content that must never reach the model.
 
 from __future__ import annotations
 
+import hashlib
+import http.server
 import os
 import pty
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +38,11 @@ class Hostile:
         return self.root / "markers"
 
     def fired(self) -> list[str]:
-        return sorted(p.name for p in self.markers.iterdir())
+        """The markers created, plus ``http:<path>`` for each request the local canary
+        server got for this fixture."""
+        token = f"/{_token(self.root)}/"
+        hits = [f"http:{path}" for path in _Canary.hits if path.startswith(token)]
+        return sorted(p.name for p in self.markers.iterdir()) + hits
 
 
 def _env() -> dict[str, str]:
@@ -320,10 +327,49 @@ def upload_pack(root: Path) -> Hostile:
     return Hostile(root, ws, [["show", "HEAD:b.txt"]])
 
 
+def _token(root: Path) -> str:
+    return hashlib.sha1(str(root).encode()).hexdigest()[:12]
+
+
+class _Canary(http.server.BaseHTTPRequestHandler):
+    """A listener on 127.0.0.1 that asks for credentials (401) and records every path."""
+
+    hits: list[str] = []
+    server: http.server.ThreadingHTTPServer | None = None
+
+    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+        _Canary.hits.append(self.path)
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="canary"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    @classmethod
+    def url(cls) -> str:
+        if cls.server is None:
+            cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), cls)
+            threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{cls.server.server_address[1]}"
+
+
+def credential_helper(root: Path) -> Hostile:
+    """An http remote that answers 401: git asks the credential helper (of the repository's
+    config) for a password.  The listener itself must never be contacted either."""
+    url = f"{_Canary.url()}/{_token(root)}/repo.git"
+    ws = _promisor(root, url, ("credential.helper", script(root, "credential", "exit 1")),
+                   ("protocol.http.allow", "always"))
+    return Hostile(root, ws, [["show", "HEAD:b.txt"]])
+
+
 FACTORIES: dict[str, Callable[[Path], Hostile]] = {
     f.__name__: f for f in (
         fsmonitor, hooks_path, default_hooks, textconv, clean_filter, process_filter,
         gpg_program, gpg_ssh, external_diff, diff_driver_command, pager, aliases,
         include_path, include_if, git_file, common_dir, core_worktree, submodule,
-        ssh_command, ext_remote, upload_pack)
+        ssh_command, credential_helper, ext_remote, upload_pack)
 }
