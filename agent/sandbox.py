@@ -358,7 +358,10 @@ class Sandbox:
                cwd: str | None = None, program: str | None = None) -> Policy:
         """The :class:`Policy` a process asking for ``mode`` gets (``program``: the absolute
         path of what it runs, shown read-only when it lives under the host's ``/tmp``)."""
-        effective = self.mode_for(mode)
+        return self._policy(self.mode_for(mode), network=network, cwd=cwd, program=program)
+
+    def _policy(self, effective: str, *, network: bool, cwd: str | None,
+                program: str | None) -> Policy:
         workspace = os.path.realpath(self.workspace)
         readable: tuple[str, ...] = ()
         if program:
@@ -366,7 +369,7 @@ class Sandbox:
             if (folder == "/tmp" or folder.startswith("/tmp/")) and not (
                     folder == workspace or folder.startswith(workspace + "/")):
                 readable = (folder,)
-        return Policy(mode=effective if effective != OFF else mode,
+        return Policy(mode=effective if effective != OFF else WORKSPACE_WRITE,
                       workspace=workspace, readable=readable,
                       network=bool(network or self.network) and effective != READ_ONLY,
                       hidden=self.hidden_paths(),
@@ -377,12 +380,16 @@ class Sandbox:
 
     def command(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
                 network: bool = False, cwd: str | None = None,
-                env: Mapping[str, str] | None = None) -> tuple[list[str], bool]:
+                env: Mapping[str, str] | None = None,
+                required: bool = False) -> tuple[list[str], bool]:
         """The argument vector that runs ``argv`` under the sandbox, and whether it is
         sandboxed (False when off or unavailable: then ``argv`` comes back unchanged).
 
-        ``argv[0]`` is looked up on PATH first, so a missing program raises
-        :class:`FileNotFoundError` here, as it would without the sandbox.
+        ``required`` is for a caller the user asked to sandbox explicitly (an MCP server's
+        ``sandbox = true``): ``mode`` applies even when the run's ``sandbox`` is ``off``,
+        and :class:`RuntimeError` is raised when no sandbox can start.  ``argv[0]`` is looked
+        up on PATH first, so a missing program raises :class:`FileNotFoundError` here, as it
+        would without the sandbox.
         """
         program = argv[0]
         if os.sep not in program:
@@ -394,16 +401,23 @@ class Sandbox:
         argv = [program, *argv[1:]]
         if cwd is not None and not os.path.isdir(cwd):
             raise FileNotFoundError(2, f"{cwd} is not a directory", cwd)
-        if self.mode_for(mode) == OFF:
-            return argv, False
-        policy = self.policy(mode, network=network, cwd=cwd, program=program)
         probe = self.status
+        if required:
+            if not probe.ok:
+                raise RuntimeError(f"the sandbox cannot start here: {probe.detail}")
+            strictest = READ_ONLY if READ_ONLY in (mode, self.mode) else WORKSPACE_WRITE
+            policy = self._policy(strictest, network=network, cwd=cwd, program=program)
+        elif self.mode_for(mode) == OFF:
+            return argv, False
+        else:
+            policy = self.policy(mode, network=network, cwd=cwd, program=program)
         if probe.backend == "seatbelt":
             return seatbelt_args(policy, argv, probe.program), True
         return bwrap_args(policy, probe.program, argv), True
 
     def environment(self, env: Mapping[str, str] | None = None, *,
-                    sandboxed: bool = True) -> dict[str, str]:
+                    sandboxed: bool = True, keep: Sequence[str] | set[str] = ()
+                    ) -> dict[str, str]:
         """The environment of a sandboxed process: ``env`` (default: ours) without the
         credentials the agent holds or any ``AGENT_*``/``*_API_KEY``/``*_TOKEN``/``*_SECRET``
         variable, except those in ``sandbox_env_passthrough``; ``TMPDIR`` points at the
@@ -411,7 +425,8 @@ class Sandbox:
         base = dict(os.environ if env is None else env)
         if not sandboxed:
             return base
-        out = scrub_environment(base, keep=self.passthrough, secret_values=self.held_keys())
+        out = scrub_environment(base, keep=(*self.passthrough, *keep),
+                                secret_values=self.held_keys())
         if self.status.backend == "seatbelt":
             out["TMPDIR"] = self._tmp()
         else:

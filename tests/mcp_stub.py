@@ -1,7 +1,9 @@
 """A tiny MCP server over stdio (raw JSON-RPC, no SDK: it starts in ~30 ms).
 
 Tools: ``echo {text}``, ``fail {message}`` (isError), ``structured`` (structured content
-only), ``picture`` (an image and a text block), ``env {name}``, ``cwd``, ``crash`` (dies
+only), ``picture`` (an image and a text block), ``env {name}``, ``environ`` (all of it, as
+JSON), ``write {path, text}``, ``read {path}`` (those three with ``--probe-tools``),
+``cwd``, ``crash`` (dies
 mid-call), ``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list
 changed).
 Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
@@ -15,6 +17,17 @@ import os
 import select
 import sys
 import time
+
+#: With ``--probe-tools``: what a containment test asks a server to try.
+PROBE_TOOLS = [
+    {"name": "environ", "description": "The whole environment, as JSON.",
+     "inputSchema": {"type": "object"}},
+    {"name": "write", "description": "Write text to a path; say what happened.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"},
+                                                      "text": {"type": "string"}}}},
+    {"name": "read", "description": "Read a path; say what happened.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+]
 
 TOOLS = [
     {"name": "echo", "description": "Echo the text back.",
@@ -52,6 +65,20 @@ def call(name, args):
                             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
     if name == "env":
         return {"content": [{"type": "text", "text": os.environ.get(args.get("name", ""), "")}]}
+    if name == "environ":
+        return {"content": [{"type": "text", "text": json.dumps(dict(os.environ))}]}
+    if name in ("write", "read"):
+        try:
+            if name == "write":
+                with open(args["path"], "w") as handle:
+                    handle.write(args.get("text", ""))
+                text = "wrote"
+            else:
+                with open(args["path"]) as handle:
+                    text = "read: " + handle.read()
+        except OSError as exc:
+            text = f"failed: {exc}"
+        return {"content": [{"type": "text", "text": text}]}
     if name == "cwd":
         return {"content": [{"type": "text", "text": os.getcwd()}]}
     if name == "grow":
@@ -72,7 +99,10 @@ def main():
     p.add_argument("--pidfile")
     p.add_argument("--calls")
     p.add_argument("--ready")
+    p.add_argument("--probe-tools", action="store_true")
     opts = p.parse_args()
+    if opts.probe_tools:
+        TOOLS.extend(PROBE_TOOLS)
     if opts.pidfile:
         with open(opts.pidfile, "a") as f:
             f.write(f"{os.getpid()}\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import Fragment, Option, header, hookimpl
+from agent import Fragment, Option, header, hookimpl, sandbox_for
 from plugins_builtin.mcp_client.manager import Manager
 from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
 from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
@@ -34,7 +34,8 @@ class McpState:
         # (nothing may write to the terminal under the screen).
         self.manager = Manager(self.servers, workspace=config.workspace,
                                state_dir=config.state_dir,
-                               on_failed=_report_failure if config.headless else None)
+                               on_failed=_report_failure if config.headless else None,
+                               sandbox=sandbox_for(config))
         self.factory = ToolFactory(self.manager, on_rejected=_report_rejected
                                    if config.headless else _log_rejected)
         self._synced: dict[int, int] = {}  # id(registry) -> manager.version last applied

@@ -42,12 +42,21 @@ class StartupProblem(Exception):
     """A server that cannot be started as configured; the message says why."""
 
 
+def scrubbed_environment(sandbox: Any, passthrough: Any = ()) -> dict[str, str]:
+    """This process's environment without the credentials a server must not inherit."""
+    from agent.sandbox_policy import scrub_environment
+
+    held = sandbox.held_keys() if sandbox is not None else []
+    return scrub_environment(os.environ, keep=tuple(passthrough), secret_values=held)
+
+
 class Connection:
     """A server connection.  Every method runs on the MCP loop."""
 
     def __init__(self, server: ServerConfig, *, workspace: Path, log_dir: Path,
-                 on_tools: Callable[[Connection], None]) -> None:
+                 on_tools: Callable[[Connection], None], sandbox: Any = None) -> None:
         self.server = server
+        self._sandbox = sandbox
         self.name = server.name
         self.state = "connecting"
         self.error = ""
@@ -167,6 +176,24 @@ class Connection:
         if self.state in ("connecting", "connected"):
             self.state, self.error = state, error
 
+    def _sandboxed(self, argv: list[str], env: dict[str, str], cwd: Path | None
+                   ) -> tuple[list[str], dict[str, str]]:
+        """``sandbox = true``: the server's command under the sandbox, or a refusal to start
+        it when no sandbox can start here (never silently unsandboxed)."""
+        server, sandbox = self.server, self._sandbox
+        if sandbox is None or not sandbox.status.ok:
+            why = sandbox.status.detail if sandbox is not None else "no sandbox"
+            raise StartupProblem(f"sandbox = true, but the sandbox cannot start here ({why}); "
+                                 "the server was not started")
+        try:
+            wrapped, _ = sandbox.command(argv, mode=server.sandbox, network=server.network,
+                                         cwd=str(cwd or self._workspace), env=env,
+                                         required=True)
+        except FileNotFoundError as exc:
+            raise StartupProblem(str(exc)) from None
+        keep = {*server.env_passthrough, *(k for k, _ in server.env)}
+        return wrapped, {**sandbox.environment(env, keep=keep)}
+
     def _transport(self, errlog: Any) -> Any:
         server = self.server
         if server.kind == "local":
@@ -177,10 +204,16 @@ class Connection:
                 cwd = (self._workspace / os.path.expanduser(server.cwd)).resolve()
                 if not cwd.is_dir():
                     raise StartupProblem(f"cwd {cwd} is not a directory")
-            # stdio_client passes only HOME, PATH, ... plus params.env: merge ourselves so
-            # the server inherits the environment, with the config's env on top.
-            params = StdioServerParameters(command=server.command, args=list(server.args),
-                                           env={**os.environ, **dict(server.env)}, cwd=cwd)
+            # stdio_client passes only HOME, PATH, ... plus params.env: merge ourselves so the
+            # server inherits the environment without credentials (no provider key, no
+            # AGENT_*, *_API_KEY, *_TOKEN, *_SECRET unless env_passthrough names it), with
+            # the config's own env on top.
+            env = {**scrubbed_environment(self._sandbox, server.env_passthrough),
+                   **dict(server.env)}
+            argv = [server.command, *server.args]
+            if server.sandbox:
+                argv, env = self._sandboxed(argv, env, cwd)
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             return stdio_client(params, errlog=errlog)
         headers = dict(server.headers)
         if server.transport == "sse":

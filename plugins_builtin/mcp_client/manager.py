@@ -36,10 +36,11 @@ class Manager:
     """Connections to the configured servers (those without a config ``problem``)."""
 
     def __init__(self, servers: dict[str, ServerConfig], *, workspace: Path,
-                 state_dir: Path, on_failed: Callable[[str, str], None] | None = None
-                 ) -> None:
+                 state_dir: Path, on_failed: Callable[[str, str], None] | None = None,
+                 sandbox: Any = None) -> None:
         self.servers = {n: s for n, s in servers.items() if not s.problem}
         self.workspace = workspace
+        self.sandbox = sandbox  # agent.sandbox.Sandbox: scrubbed env, sandboxed servers
         self.state_dir = Path(state_dir)
         #: called (on the MCP thread) with (server, error) when a server fails to start
         self.on_failed = on_failed
@@ -103,7 +104,8 @@ class Manager:
 
     def _connect(self, name: str) -> Connection:
         conn = Connection(self.servers[name], workspace=self.workspace,
-                          log_dir=self.state_dir / "mcp", on_tools=self._tools_arrived)
+                          log_dir=self.state_dir / "mcp", on_tools=self._tools_arrived,
+                          sandbox=self.sandbox)
         self.conns[name] = conn
         self._every.add(conn)
         conn.start()

@@ -35,6 +35,11 @@ class ServerConfig:
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_CALL_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    #: inherited variables the server still gets although they look like credentials
+    env_passthrough: tuple[str, ...] = ()
+    #: "" (not sandboxed), "workspace-write" or "read-only" (``sandbox = true`` is the first)
+    sandbox: str = ""
+    network: bool = False  # a sandboxed server's network access
     problem: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -107,9 +112,24 @@ def parse_server(name: str, value: Any) -> ServerConfig:
     cwd = value.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         return bad("cwd must be a string")
+    passthrough = value.get("env_passthrough", [])
+    if not isinstance(passthrough, list) or not all(isinstance(n, str) for n in passthrough):
+        return bad("env_passthrough must be a list of variable names")
+    sandbox = value.get("sandbox", False)
+    if sandbox is True:
+        sandbox = "workspace-write"
+    elif sandbox is False:
+        sandbox = ""
+    if sandbox not in ("", "workspace-write", "read-only"):
+        return bad('sandbox must be true, false, "workspace-write" or "read-only", '
+                   f"not {sandbox!r}")
+    network = value.get("network", False)
+    if not isinstance(network, bool):
+        return bad("network must be true or false")
     return ServerConfig(name=name, kind="local", command=command, args=tuple(args),
                         env=tuple(sorted(env.items())), cwd=cwd, timeout=timeout,
-                        startup_timeout=startup, raw=value)
+                        startup_timeout=startup, env_passthrough=tuple(passthrough),
+                        sandbox=sandbox, network=network, raw=value)
 
 
 def _seconds(value: dict[str, Any], key: str, default: float) -> float:
