@@ -507,8 +507,8 @@ def cmd_policy(argv: list[str]) -> int:
 
 def _describe_effects(effects: Any) -> str:
     parts = [f"{name}={list(getattr(effects, name))}" for name in ("reads", "writes", "deletes",
-                                                                   "urls")
-             if getattr(effects, name)]
+                                                                   "urls", "targets")
+             if getattr(effects, name, ())]
     if effects.command:
         parts.append(f"command={effects.command!r}")
     if effects.opaque:

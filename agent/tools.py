@@ -1,7 +1,8 @@
 """Tools: what a plugin offers the model, and what a call would do before it runs.
 
 A tool states its *effects* (the paths it reads, writes and deletes, the shell command it runs,
-the URLs it fetches) from its arguments alone, before anything happens.  The gate, the
+the URLs it fetches, and what else it acts on: a skill, a subagent kind, a search pattern, a git
+ref) from its arguments alone, before anything happens.  The gate, the
 permission rules and every guard look only at effects, so a new write tool from a third-party
 plugin is covered by the path guards without being named anywhere.
 """
@@ -33,6 +34,11 @@ class Effects:
     command: str | None = None
     urls: tuple[str, ...] = ()
     opaque: bool = False
+    #: what the call acts on when that is no path, command or URL: a skill's name, a
+    #: subagent's kind, a search pattern, a git ref.  Permission rules match targets like
+    #: any other subject (``skill = {"*" = "allow", "commit" = "deny"}``); a target alone
+    #: never makes a call mutating.
+    targets: tuple[str, ...] = ()
     #: The command asks to run with network access (the sandbox blocks it otherwise); the
     #: gate always asks about it unless ``sandbox_network = true``.
     network: bool = False
@@ -53,11 +59,13 @@ class Effects:
         return self.writes + self.deletes
 
     def subjects(self) -> tuple[str, ...]:
-        """The strings permission patterns are matched against (paths, command, URLs)."""
+        """The strings permission patterns are matched against (paths, command, URLs,
+        targets)."""
         out: list[str] = [*self.reads, *self.writes, *self.deletes]
         if self.command is not None:
             out.append(self.command)
         out.extend(self.urls)
+        out.extend(self.targets)
         return tuple(dict.fromkeys(out))
 
 

@@ -332,7 +332,18 @@ async def git_commit_message(args: dict[str, Any], ctx: Any) -> str:
 # ---- registration -------------------------------------------------------------------------
 
 def _reads(args: dict[str, Any]) -> Effects:
-    return Effects(reads=(args.get("path") or ".",))
+    """The path read, and a ref as a target rules can match (``git_show = {"*" = "allow",
+    "origin/*" = "deny"}``); ``REV:path`` reads that path too, so path rules, the secrets
+    policy and registry manifests see it."""
+    reads = [args.get("path") or "."]
+    ref = args.get("ref")
+    targets: tuple[str, ...] = ()
+    if isinstance(ref, str) and ref:
+        targets = (ref,)
+        _rev, colon, path = ref.partition(":")
+        if colon and path:
+            reads.append(path)
+    return Effects(reads=tuple(dict.fromkeys(reads)), targets=targets)
 
 
 _PATH = {"type": "string", "minLength": 1, "description": "Limit to this path."}

@@ -34,7 +34,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent import NO_EFFECTS, Fragment, Option, Tool, ToolError, ToolResult, hookimpl, spend
+from agent import Effects, Fragment, Option, Tool, ToolError, ToolResult, hookimpl, spend
 from agent import events as ev
 from agent.gate import Gate, GateDecision
 
@@ -359,13 +359,19 @@ def agent_configure(config):
                           f"{config.get('subagent_concurrency')!r}")
 
 
+def task_effects(args: dict[str, Any]) -> Effects:
+    """The subagent's kind is what rules match (``task = {"*" = "allow", "worker" = "ask"}``);
+    the worker's own calls are gated one by one inside it."""
+    return Effects(targets=(str(args.get("kind") or "explore"),))
+
+
 @hookimpl
 def agent_register_tools(register, config):
     if config.get("subagent") is False:
         return
     register(TaskTool(
         name="task", description=DESCRIPTION.format(kinds=", ".join(KINDS)), run=run_task,
-        parameters=PARAMETERS, effects=lambda args: NO_EFFECTS, read_only=True,
+        parameters=PARAMETERS, effects=task_effects, read_only=True,
         prompt="delegate a self-contained search, review or change to a subagent; it sees "
                "none of this conversation, so give it a complete prompt."))
 

@@ -385,7 +385,10 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def _grep_effects(args: dict[str, Any]) -> Effects:
-    return Effects(reads=(str(args.get("include") or DEFAULT_INCLUDE),))
+    # The include glob is what it reads; the pattern is a target rules can match
+    # (grep = {"*" = "allow", "*password*" = "deny"}).
+    return Effects(reads=(str(args.get("include") or DEFAULT_INCLUDE),),
+                   targets=(str(args.get("pattern", "")),))
 
 
 GREP = Tool(

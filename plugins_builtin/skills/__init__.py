@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import (
-    NO_EFFECTS,
+    Effects,
     Fragment,
     Option,
     SlashCommand,
@@ -74,7 +74,7 @@ SKILL_TOOL = Tool(
         "required": ["name"],
         "additionalProperties": False,
     },
-    effects=lambda args: NO_EFFECTS,
+    effects=lambda args: Effects(targets=(str(args.get("name", "")),)),  # rules match the name
     read_only=True,
 )
 
