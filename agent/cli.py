@@ -25,6 +25,8 @@ commands:
   agent usage [--by day|model|tool|subagent] [--since YYYY-MM-DD]
                                   tokens and cost from the usage ledger
   agent policy explain TOOL JSON  which guard or rule decides a call, and why
+  agent doctor [--no-provider]    check the sandbox, ripgrep, git, terminal, state and
+                                  that the configured provider answers
   agent mcp [list]                MCP servers, connected to show their tools (docs/mcp.md)
   agent mcp add NAME -- CMD ARGS  add a stdio server (or: add NAME URL [--header 'K: v'])
   agent mcp remove NAME           remove a server
@@ -511,14 +513,24 @@ def _describe_effects(effects: Any) -> str:
              if getattr(effects, name, ())]
     if effects.command:
         parts.append(f"command={effects.command!r}")
+    if getattr(effects, "network", False):
+        parts.append("network (asks to run with network access)")
     if effects.opaque:
         parts.append("opaque (cannot be known in advance)")
     return ", ".join(parts) or "none"
 
 
+def cmd_doctor(argv: list[str]) -> int:
+    """``agent doctor``: sandbox, ripgrep, git, terminal, state and provider checks."""
+    from agent.doctor import cmd_doctor as doctor
+
+    return doctor(argv)
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "plugins": cmd_plugins,
     "policy": cmd_policy,
+    "doctor": cmd_doctor,
 }
 
 

@@ -46,6 +46,11 @@ class ApprovalRequest:
     def origin(self) -> str:
         return self.call.origin
 
+    @property
+    def network(self) -> bool:
+        """The call asks to run with network access (the sandbox blocks it otherwise)."""
+        return bool(getattr(self.effects, "network", False))
+
 
 @dataclass
 class Approval:

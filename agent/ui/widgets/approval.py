@@ -55,6 +55,8 @@ class ApprovalDialog(Modal):
     def _why(self) -> list[Any]:
         r = self.request
         out: list[Any] = [("approval", r.reason or "this call needs your approval")]
+        if r.network:
+            out.append(("approval", "\nwith network access (the sandbox blocks it otherwise)"))
         if r.repeating:
             out.append(("dim", "\nthe same call, a third time this turn: check it is not stuck"))
         if r.origin not in ("", "model"):
