@@ -10,9 +10,16 @@ by a different tool with the same effect: naming any file-changing tool (``write
 *every* tool would create, change or delete; naming a reading tool covers every tool's reads;
 naming ``bash`` covers every tool's shell command.
 
-Matching is case-insensitive.  Paths are compared in two spellings, both with ``/``
-separators: relative to the workspace with ``.`` and ``..`` folded (``secrets/a.txt``), and
-as written, folded (``/abs/ws/secrets/a.txt``), so ``secrets/*`` and ``/etc/*`` both work.
+Matching is case-insensitive.  Paths are compared in several spellings, all with ``/``
+separators: relative to the workspace with ``.`` and ``..`` folded (``secrets/a.txt``), as
+written, folded (``/abs/ws/secrets/a.txt``), and where the path really leads once symlinks
+are resolved (``link/a`` with ``link -> secrets``), so ``secrets/*`` and ``/etc/*`` both work
+and a symlink cannot walk around them.
+
+A read that is a file glob (grep's ``include``, the glob tool's pattern: ``**``, ``*.env``)
+is denied when some file it could reach matches the rule's ``pathPattern``, so a rule on
+``secrets/*`` holds against a grep over the whole workspace; narrowing ``include`` to paths
+outside it lets the search run.
 """
 
 from __future__ import annotations
@@ -24,13 +31,13 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import Verdict
+from agent import Verdict, permissions
 from agent.pathparts import segments
 from agent.shell import parse as parse_shell
 from agent.tools import Effects
 
 from . import bundled, lock
-from .globs import glob_match
+from .globs import GLOB_CHARS, glob_match, globs_overlap
 from .manifest import DenyRule, Manifest, ManifestError, parse_manifest
 
 log = logging.getLogger("agent.registry")
@@ -38,7 +45,8 @@ log = logging.getLogger("agent.registry")
 CHANGING_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "apply_patch",
                             "move_file", "delete_file"})
 READING_TOOLS = frozenset({"read_file", "read_many_files", "list_dir", "glob", "grep",
-                           "git_blame", "git_diff", "git_log"})
+                           "git_blame", "git_diff", "git_log", "git_show", "git_status",
+                           "git_branch"})
 COMMAND_TOOLS = frozenset({"bash"})
 
 #: Installed manifests larger than this are refused (bytes); the registry caps entries lower.
@@ -77,7 +85,25 @@ def path_spellings(path: str, workspace: Path | None) -> tuple[str, ...]:
     relative = "/".join(segments(path, workspace))
     text = path.replace("\\", "/").strip()
     written = posixpath.normpath(text).lower() if text else ""
-    return tuple(dict.fromkeys(s for s in (relative, written) if s))
+    resolved = permissions.path_spellings(text, workspace)[-1].lower() if workspace else ""
+    return tuple(dict.fromkeys(s for s in (relative, written, resolved) if s))
+
+
+def _reaches(pattern: str, path: str, workspace: Path | None) -> bool:
+    """True when ``path`` (a path, or a file glob) can lead to a file matching ``pattern``."""
+    spellings = path_spellings(path, workspace)
+    if any(glob_match(pattern, s) for s in spellings):
+        return True
+    if not GLOB_CHARS.intersection(path):
+        return False
+    globs = [s for s in spellings if GLOB_CHARS.intersection(s)]
+    if pattern.startswith("/"):  # an absolute pattern meets the glob's absolute spelling
+        root = str(workspace or "").replace("\\", "/").rstrip("/").lower()
+        globs = [s if s.startswith("/") else
+                 f"{root}/{'' if '/' in s.rstrip('/') else '**/'}{s}" for s in globs]
+    else:
+        globs = [s for s in globs if not s.startswith("/")] or globs
+    return any(globs_overlap(pattern, s) for s in globs)
 
 
 def command_spellings(command: str) -> tuple[tuple[str, ...], bool]:
@@ -106,8 +132,14 @@ def judge(manifests: tuple[Manifest, ...], tool_name: str, effects: Effects,
                 paths = ((effects.reads if scope.reads else ())
                          + (effects.changed_paths if scope.changes else ()))
                 for path in paths:
-                    if any(glob_match(pattern, s) for s in path_spellings(path, workspace)):
-                        return _deny(manifest, rule, f"{path} matches {rule.path_pattern}")
+                    if not _reaches(pattern, path, workspace):
+                        continue
+                    if GLOB_CHARS.intersection(path) and not any(
+                            glob_match(pattern, s) for s in path_spellings(path, workspace)):
+                        return _deny(manifest, rule, f"{path} could reach files matching "
+                                                     f"{rule.path_pattern}; narrow it to "
+                                                     "paths outside")
+                    return _deny(manifest, rule, f"{path} matches {rule.path_pattern}")
             if rule.command_pattern is not None and scope.command and effects.command:
                 if commands is None:
                     commands, complete = command_spellings(effects.command)
