@@ -115,6 +115,7 @@ class App:
         self.keys = KeyRouter(self)
 
         self.transcript = Transcript(lambda block, width: self.renderer.render(block, width))
+        self.transcript.jump_key = (self.keymap.keys_for("scroll-bottom") or ["ctrl end"])[0]
         self.live = LiveArea()
         self.status = StatusBar()
         self.editor = PromptEditor(placeholder=IDLE_PLACEHOLDER, history=History())
@@ -148,6 +149,9 @@ class App:
         """The screen as text rows (tests)."""
         self.before_draw()
         canvas = self.root.render(size or self.size, focus=True)
+        # Keep it, as a real screen keeps its last frame: urwid's canvas cache holds canvases
+        # weakly, so without this a widget that forgot to invalidate would look fine here.
+        self._last_canvas = canvas
         return [row.decode("utf-8") for row in canvas.text]
 
     def add(self, kind: str, text: str, **data: Any) -> None:
@@ -347,6 +351,7 @@ class App:
 
     def run_command(self, text: str) -> None:
         name, _, args = text[1:].partition(" ")
+        self.transcript.follow_end()  # what the command prints is brought into view
         self.add("user", text)
         command = self.commands.get(name)
         if command is None:
@@ -383,8 +388,8 @@ class App:
             return
         if remember:
             self.editor.history.add(text)
+        self.transcript.follow_end()
         self.add("user", text)
-        self.transcript.follow = True
         self.turn_task = self.supervisor.spawn(self._turn(text), "the turn")
 
     async def _turn(self, text: str) -> None:

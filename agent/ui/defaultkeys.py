@@ -20,6 +20,11 @@ DEFAULT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("global", "meta down", "scroll-line-down"),
     ("global", "ctrl home", "scroll-top"),
     ("global", "ctrl end", "scroll-bottom"),
+    ("global", "meta <", "scroll-top"),
+    ("global", "meta >", "scroll-bottom"),
+    # the mouse wheel in alternate scroll mode (a burst of arrows in one read, see screen.py)
+    ("global", "wheel up", "scroll-line-up"),
+    ("global", "wheel down", "scroll-line-down"),
     ("global", "ctrl l", "redraw"),
     ("global", "ctrl z", "suspend"),
     # prompt: the input line

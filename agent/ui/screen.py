@@ -2,10 +2,11 @@
 
 The screen frees the tty's signal keys (ctrl-c, ctrl-z, ctrl-s, ctrl-q arrive as keys),
 forces bracketed paste, leaves mouse tracking off unless ``mouse = true`` (so the terminal's
-own selection and copy work), and uses synchronized output when the terminal has it (urwid
-detects it).  While the screen is up nothing may write to the terminal behind urwid's back:
-log records, warnings and even file descriptor 2 go to ``<state dir>/agent.log``.  After the
-screen closes, the farewell with the exact resume commands is printed.
+own selection and copy work) and asks for alternate scroll mode instead (the wheel arrives
+as arrow keys), and uses synchronized output when the terminal has it (urwid detects it).
+While the screen is up nothing may write to the terminal behind urwid's back: log records,
+warnings and even file descriptor 2 go to ``<state dir>/agent.log``.  After the screen
+closes, the farewell with the exact resume commands is printed.
 """
 
 from __future__ import annotations
@@ -47,9 +48,22 @@ class _Loop(urwid.MainLoop):
         self._app.redraw.drew()
 
 
+#: alternate scroll mode: on the alternate screen, with mouse tracking off, the terminal turns
+#: wheel notches into arrow keys (xterm, VTE, kitty, iTerm2 honour it), so the wheel can
+#: scroll while a plain drag still selects text
+ALTERNATE_SCROLL_ON, ALTERNATE_SCROLL_OFF = "\x1b[?1007h", "\x1b[?1007l"
+
+
 def input_filter(keys: list[Any], raw: list[int]) -> list[Any]:
-    """A multi-line paste from a terminal without bracketed paste arrives as one burst of
-    keys with ``enter`` inside: treat the burst as a paste so it is never submitted."""
+    """Two kinds of bursts, told apart from typing by arriving in one read:
+
+    - two or more of the same arrow (``up up up``) are a wheel notch in alternate scroll
+      mode: they become ``wheel up`` / ``wheel down``, which scroll the transcript instead of
+      walking the prompt history;
+    - a multi-line paste from a terminal without bracketed paste (keys with ``enter``
+      inside): treated as a paste so it is never submitted."""
+    if len(keys) >= 2 and keys[0] in ("up", "down") and all(k == keys[0] for k in keys):
+        return ["wheel " + keys[0]] * len(keys)
     if "begin paste" in keys or len(keys) < 6:
         return keys
     inner_enter = "enter" in keys[:-1]
@@ -158,15 +172,20 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
         # kill or a closed terminal: leave like /exit (session saved, screen restored).
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, app.quit)
+    wheel = not inline and not config.get("mouse")
     with main_loop.start():
         screen.tty_signal_keys(intr="undefined", quit="undefined", start="undefined",
                                stop="undefined", susp="undefined")
+        if wheel:
+            screen.write(ALTERNATE_SCROLL_ON)
         app.start(prompt)
         loop.call_later(0.05, _warm, app)
         await app.exit.wait()
         await _shutdown(app)
         if main_loop.inline is not None:
             main_loop.inline.finish()  # the rest of the conversation, into the scrollback
+        if wheel:
+            screen.write(ALTERNATE_SCROLL_OFF)
     text = farewell(app)
     if main_loop.inline is None and config.get("print_transcript"):
         # The alternate screen is gone with its contents: put the conversation, styled as it

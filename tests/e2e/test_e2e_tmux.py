@@ -167,3 +167,29 @@ def test_inline_mode_leaves_finished_blocks_in_the_native_scrollback(tmp_path, f
         assert "agent -r " in out
     finally:
         term.close()
+
+
+def test_page_up_then_ctrl_end_returns_to_the_bottom(tmp_path, fake_provider):
+    fake_provider.script(Reply.text(LONG, pieces=10), Reply.text("Fresh output.", pieces=2))
+    term = _launch(tmp_path, fake_provider)
+    try:
+        term.wait_for(IDLE)
+        term.type("long")
+        term.wait_for("Answer paragraph 39 of")
+        term.wait_for(IDLE)
+        term.key("PPage")
+        term.key("PPage")
+        deadline = time.monotonic() + 10
+        while "Answer paragraph 39 of" in term.screen() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "Answer paragraph 39 of" not in term.screen()
+        term.type("/nosuch")  # a command's output comes into view even when scrolled up
+        term.wait_for("unknown command /nosuch")
+        term.key("PPage")
+        term.key("PPage")
+        term.wait_for("Answer paragraph 10 of")
+        term.key("C-End")
+        screen = term.wait_for("unknown command /nosuch")
+        assert "new output below" not in screen
+    finally:
+        term.close()

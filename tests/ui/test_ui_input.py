@@ -159,3 +159,71 @@ async def test_line_editing_keys(tmp_path, fake_provider):
     assert app.editor.text == "lpha "
     await press(app, "end", "ctrl u")
     assert app.editor.text == ""
+
+
+# ---- scrolling ---------------------------------------------------------------------------------
+
+def _tail(app) -> str:
+    return [line for line in screen(app).splitlines() if "paragraph" in line][-1].strip()
+
+
+def _head(app) -> str:
+    return [line for line in screen(app).splitlines() if "paragraph" in line][0].strip()
+
+
+async def test_new_output_below_marker_and_ctrl_end_jump_back(tmp_path):
+    app = make_app(tmp_path, "http://127.0.0.1:9/v1")
+    app.start()
+    for i in range(60):
+        app.add("markdown", f"Answer paragraph {i}")
+    assert _tail(app) == "Answer paragraph 59"
+    await press(app, "page up", "page up")
+    scrolled = _head(app)
+    assert _tail(app) != "Answer paragraph 59" and "new output below" not in screen(app)
+    app.add("markdown", "Answer paragraph 60")  # arrives while the user reads above
+    rows = screen(app)
+    assert "v new output below - ctrl end to jump to it" in rows
+    assert _head(app) == scrolled  # the view did not move under the reader
+    await press(app, "ctrl end")
+    assert _tail(app) == "Answer paragraph 60" and "new output below" not in screen(app)
+    await press(app, "ctrl home")
+    assert "Answer paragraph 0" in screen(app)
+    await press(app, "meta >")
+    assert _tail(app) == "Answer paragraph 60"
+
+
+async def test_a_command_run_while_scrolled_up_is_brought_into_view(tmp_path):
+    app = make_app(tmp_path, "http://127.0.0.1:9/v1")
+    app.start()
+    for i in range(60):
+        app.add("markdown", f"Answer paragraph {i}")
+    screen(app)
+    await press(app, "page up", "page up", "page up")
+    await type_text(app, "/nosuchcommand", enter=True)
+    rows = screen(app)
+    assert "unknown command /nosuchcommand" in rows and "new output below" not in rows
+
+
+def test_a_burst_of_arrows_is_the_wheel_and_a_single_arrow_is_a_key():
+    from agent.ui.screen import input_filter
+
+    assert input_filter(["up", "up", "up"], []) == ["wheel up"] * 3
+    assert input_filter(["down", "down"], []) == ["wheel down"] * 2
+    assert input_filter(["up"], []) == ["up"]
+    assert input_filter(["up", "down"], []) == ["up", "down"]
+
+
+async def test_the_wheel_scrolls_the_transcript_and_the_arrow_keeps_the_history(tmp_path):
+    app = make_app(tmp_path, "http://127.0.0.1:9/v1")
+    app.start()
+    app.editor.history.add("an earlier prompt")
+    for i in range(60):
+        app.add("markdown", f"Answer paragraph {i}")
+    assert _tail(app) == "Answer paragraph 59"
+    await press(app, "wheel up", "wheel up", "wheel up")
+    assert _tail(app) != "Answer paragraph 59"
+    assert "an earlier prompt" not in screen(app)  # the prompt is untouched
+    await press(app, "wheel down", "wheel down", "wheel down")
+    assert _tail(app) == "Answer paragraph 59"
+    await press(app, "up")
+    assert "> an earlier prompt" in screen(app)

@@ -83,6 +83,10 @@ class Transcript(urwid.WidgetWrap):
         self.walker = urwid.SimpleFocusListWalker([])
         self.listbox = urwid.ListBox(self.walker)
         self.follow = True
+        #: output arrived below the view while scrolled up (the marker row shows)
+        self.unseen = False
+        #: the key named in the marker (the app sets it from the keymap)
+        self.jump_key = "ctrl end"
         self.size: tuple[int, int] = (80, 24)
         self.spacing = True
         super().__init__(self.listbox)
@@ -103,10 +107,17 @@ class Transcript(urwid.WidgetWrap):
     def add(self, block: Block) -> Entry:
         entry = Entry(block, self._wrap(block))
         self.walker.append(entry)
+        self._arrived()
         return entry
 
     def update(self, entry: Entry) -> None:
         entry.replace(self._wrap(entry.block))
+        self._arrived()
+
+    def _arrived(self) -> None:
+        if not self.follow and not self.unseen:
+            self.unseen = True
+            self._invalidate()
 
     def remove(self, entry: Entry) -> None:
         try:
@@ -116,7 +127,13 @@ class Transcript(urwid.WidgetWrap):
 
     def clear(self) -> None:
         del self.walker[:]
-        self.follow = True
+        self.follow_end()
+
+    def follow_end(self) -> None:
+        """Back to the end, following new output (a prompt or command brings its output into
+        view even when the user had scrolled up)."""
+        self.follow, self.unseen = True, False
+        self._invalidate()
 
     def __len__(self) -> int:
         return len(self.walker)
@@ -124,11 +141,12 @@ class Transcript(urwid.WidgetWrap):
     # ---- scrolling ----
 
     def scroll(self, action: str) -> None:
-        size = self.size
-        if not len(self.walker):
-            return
-        if action == "scroll-bottom":
-            self.follow = True
+        # Every change invalidates: urwid keeps the last canvas of an unchanged widget, and a
+        # flag flipped without it would not show until something else redrew the transcript.
+        self._invalidate()
+        size = self._list_size(self.size)
+        if not len(self.walker) or action == "scroll-bottom":
+            self.follow_end()
             return
         if self.follow:
             self._pin_bottom(size)
@@ -140,7 +158,12 @@ class Transcript(urwid.WidgetWrap):
                    "scroll-line-up": "up", "scroll-line-down": "down"}[action]
             self.listbox.keypress(size, key)
         if "bottom" in self.listbox.ends_visible(size):
-            self.follow = True
+            self.follow_end()
+
+    def _list_size(self, size: tuple[int, int]) -> tuple[int, int]:
+        """The list box's size: one row less while the "new output below" marker shows."""
+        marker = self.unseen and not self.follow and size[1] > 3
+        return (size[0], size[1] - 1) if marker else size
 
     def _pin_bottom(self, size: tuple[int, int]) -> None:
         last = len(self.walker) - 1
@@ -154,7 +177,14 @@ class Transcript(urwid.WidgetWrap):
         self.size = size
         if self.follow:
             self._pin_bottom(size)
-        return self.listbox.render(size, focus=False)
+        inner = self._list_size(size)
+        canvas = self.listbox.render(inner, focus=False)
+        if inner == size:
+            return canvas
+        marker = urwid.Text(("notice", f"  v new output below - {self.jump_key} to jump "
+                                       "to it"), wrap="ellipsis")
+        return urwid.CanvasCombine([(canvas, None, False),
+                                    (marker.render((size[0],)), None, False)])
 
     def keypress(self, size: tuple[int, int], key: str) -> str | None:
         return key
