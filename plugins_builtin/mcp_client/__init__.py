@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import Fragment, Option, header, hookimpl, sandbox_for
+from agent import Fragment, Option, Verdict, header, hookimpl, sandbox_for
 from plugins_builtin.mcp_client.manager import Manager
 from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
 from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
@@ -36,8 +36,9 @@ class McpState:
                                state_dir=config.state_dir,
                                on_failed=_report_failure if config.headless else None,
                                sandbox=sandbox_for(config))
-        self.factory = ToolFactory(self.manager, on_rejected=_report_rejected
-                                   if config.headless else _log_rejected)
+        self.factory = ToolFactory(
+            self.manager, on_rejected=_report_rejected if config.headless else _log_rejected,
+            trust_read_only=config.get("mcp_read_only", "ask") == "allow")
         self._synced: dict[int, int] = {}  # id(registry) -> manager.version last applied
 
     def start(self) -> None:
@@ -107,6 +108,10 @@ def agent_addoption(options):
                        help="headless: how long the first request waits for an MCP server "
                             "with no cached tools (a server's own startup_timeout, when "
                             "set, overrides it)"))
+    options.add(Option("mcp_read_only", default="ask", choices=("ask", "allow"),
+                       help='"allow": run without asking the MCP tools their server marks '
+                            "read-only (readOnlyHint) and not destructive; a server's own "
+                            'claim, so opt-in (default "ask")'))
     options.add(Option("mcp_meta_tools", type="bool", default=False,
                        help="offer mcp_list/mcp_inspect/mcp_call instead of every MCP tool "
                             "(saves their schemas in every request)"))
@@ -224,6 +229,11 @@ def agent_prompt_fragments(session):
 
 @hookimpl
 def agent_guard_tool_call(call, effects, session):
+    st = state(getattr(session, "config", None))
+    if st is not None and call.name in st.factory.destructive:
+        server = st.server_of(call.name) or "its server"
+        return Verdict.ask(f"the MCP server {server} marks {call.name} as destructive "
+                           "(destructiveHint): it may delete or overwrite data")
     if call.name != "mcp_call":
         return None
     from plugins_builtin.mcp_client.meta import guard_meta_call

@@ -21,6 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from plugins_builtin.mcp_client.cache import ToolDef
+from plugins_builtin.mcp_client.client_side import (
+    FrontEnd,
+    elicitation_callback,
+    progress_text,
+    roots_callback,
+)
 from plugins_builtin.mcp_client.results import result_text
 from plugins_builtin.mcp_client.servers import ServerConfig, format_seconds
 
@@ -54,9 +60,12 @@ class Connection:
     """A server connection.  Every method runs on the MCP loop."""
 
     def __init__(self, server: ServerConfig, *, workspace: Path, log_dir: Path,
-                 on_tools: Callable[[Connection], None], sandbox: Any = None) -> None:
+                 on_tools: Callable[[Connection], None], sandbox: Any = None,
+                 front: FrontEnd | None = None) -> None:
         self.server = server
         self._sandbox = sandbox
+        #: who answers the server's questions (elicitation) during a call
+        self.front = front or FrontEnd()
         self.name = server.name
         self.state = "connecting"
         self.error = ""
@@ -117,9 +126,13 @@ class Connection:
             if self.server.kind == "local":
                 errlog = self._open_log()
             async with self._transport(errlog) as streams:
-                async with ClientSession(streams[0], streams[1], client_info=Implementation(
-                        name="agent", version=__version__),
-                        message_handler=self._on_message) as session:
+                async with ClientSession(
+                        streams[0], streams[1],
+                        client_info=Implementation(name="agent", version=__version__),
+                        message_handler=self._on_message,
+                        list_roots_callback=roots_callback(self._workspace),
+                        elicitation_callback=elicitation_callback(self.front, self.name),
+                        ) as session:
                     init = await session.initialize()
                     info = getattr(init, "server_info", None)
                     if info is not None:
@@ -235,10 +248,12 @@ class Connection:
 
     # ---- calls -------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Call ``tool``; returns (text, is_error).  Raises :class:`CallFailed` when the
-        server crashed, hung or refused; a crashed or hung server is stopped so the next
-        call starts it again."""
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   on_progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
+        """Call ``tool``; returns (text, is_error).  Progress notifications go to
+        ``on_progress`` as lines of text.  Raises :class:`CallFailed` when the server
+        crashed, hung or refused; a crashed or hung server is stopped so the next call starts
+        it again."""
         from mcp.shared.exceptions import MCPError
 
         session = self._session
@@ -247,7 +262,13 @@ class Connection:
         timeout = self.server.timeout
         self._http_error = ""
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            progress = None
+            if on_progress is not None:
+                async def progress(done: float, total: float | None, message: str | None,
+                                   ) -> None:
+                    on_progress(progress_text(done, total, message))
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout,
+                                             progress_callback=progress)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 self._give_up("crashed", f"did not answer within {format_seconds(timeout)}")

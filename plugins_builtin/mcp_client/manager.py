@@ -22,6 +22,7 @@ from typing import Any
 
 from plugins_builtin.mcp_client import cache
 from plugins_builtin.mcp_client.cache import ToolDef
+from plugins_builtin.mcp_client.client_side import FrontEnd
 from plugins_builtin.mcp_client.connection import CallFailed, Connection
 from plugins_builtin.mcp_client.servers import ServerConfig
 
@@ -45,6 +46,8 @@ class Manager:
         #: called (on the MCP thread) with (server, error) when a server fails to start
         self.on_failed = on_failed
         self.conns: dict[str, Connection] = {}
+        #: who can answer a server's question during a call (set per call)
+        self.front = FrontEnd()
         #: each server's last known tools: from the cache until it connects, then live
         self.tools: dict[str, list[ToolDef]] = {}
         self.cached: set[str] = set()
@@ -105,7 +108,7 @@ class Manager:
     def _connect(self, name: str) -> Connection:
         conn = Connection(self.servers[name], workspace=self.workspace,
                           log_dir=self.state_dir / "mcp", on_tools=self._tools_arrived,
-                          sandbox=self.sandbox)
+                          sandbox=self.sandbox, front=self.front)
         self.conns[name] = conn
         self._every.add(conn)
         conn.start()
@@ -137,8 +140,8 @@ class Manager:
         await conn.wait_ready()
         return conn
 
-    async def _call(self, server: str, tool: str, arguments: dict[str, Any]
-                    ) -> tuple[str, bool]:
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any],
+                    on_progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
         if server not in self.servers:
             raise CallFailed(f'no MCP server named "{server}" is configured')
         conn = await self._ensure(server)
@@ -150,20 +153,32 @@ class Manager:
             await conn.wait_ready()
         if conn.state != "connected":
             raise CallFailed(conn.down_message())
-        return await conn.call(tool, arguments)
+        return await conn.call(tool, arguments, on_progress)
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any]
-                   ) -> tuple[str, bool]:
+    async def call(self, server: str, tool: str, arguments: dict[str, Any], *,
+                   on_progress: Callable[[str], None] | None = None,
+                   asker: Any = None) -> tuple[str, bool]:
         """Call ``server``'s ``tool`` from the caller's loop; waits for a server still
-        starting (up to its ``startup_timeout``) and restarts one that crashed.  Returns
-        (text, is_error); raises :class:`CallFailed`."""
+        starting (up to its ``startup_timeout``) and restarts one that crashed.  Progress
+        lines go to ``on_progress`` on the caller's loop; the server's questions go to
+        ``asker`` (declined without one).  Returns (text, is_error); raises
+        :class:`CallFailed`."""
         if self._closed:
             raise CallFailed("the MCP servers were shut down")
         self.start()
         assert self.loop is not None
-        future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments),
-                                                  self.loop)
-        return await asyncio.wrap_future(future)
+        caller = asyncio.get_running_loop()
+        self.front.set(asker)
+        forward = None
+        if on_progress is not None:
+            def forward(text: str) -> None:
+                caller.call_soon_threadsafe(on_progress, text)
+        future = asyncio.run_coroutine_threadsafe(
+            self._call(server, tool, arguments, forward), self.loop)
+        try:
+            return await asyncio.wrap_future(future)
+        finally:
+            self.front.set(None)
 
     async def wait_async(self, name: str) -> None:
         """From the caller's loop: until ``name`` has connected or given up."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent import UNKNOWN_EFFECTS, Tool, ToolError, ToolResult
+from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolError, ToolResult
 from agent.toolschema import check_all_dialects
 
 PREFIX = "mcp__"
@@ -60,8 +60,14 @@ class ToolFactory:
     same object and a registry update is a no-op."""
 
     def __init__(self, manager: Any,
-                 on_rejected: Callable[[str, str, str], None] | None = None) -> None:
+                 on_rejected: Callable[[str, str, str], None] | None = None, *,
+                 trust_read_only: bool = False) -> None:
         self.manager = manager
+        #: ``mcp_read_only = "allow"``: a tool the server marks read-only (and not
+        #: destructive) touches nothing the gate asks about
+        self.trust_read_only = trust_read_only
+        #: tool names the server marks destructive (asked about with that reason)
+        self.destructive: set[str] = set()
         self._made: dict[tuple[str, str, str, str], Tool | None] = {}
         #: tool name -> (server, the server's own name for the tool)
         self.origin: dict[str, tuple[str, str]] = {}
@@ -77,8 +83,9 @@ class ToolFactory:
         raw_name = str(definition["name"])
         description = str(definition.get("description") or "")
         raw_schema = definition.get("input_schema")
-        key = (server, raw_name, description, json.dumps(raw_schema, sort_keys=True,
-                                                         default=str))
+        key = (server, raw_name, description,
+               json.dumps([raw_schema, definition.get("hints"),
+                           definition.get("task_support")], sort_keys=True, default=str))
         if key in self._made:
             return self._made[key]
         schema, problem = check_all_dialects(input_schema(raw_schema))
@@ -91,30 +98,39 @@ class ToolFactory:
             if self.on_rejected is not None:
                 self.on_rejected(server, raw_name, problem)
         else:
-            made = self._build(server, raw_name, description, schema)
+            hints = definition.get("hints") or {}
+            read_only = (self.trust_read_only and hints.get("read_only") is True
+                         and hints.get("destructive") is not True)
+            made = self._build(server, raw_name, description, schema, read_only=read_only)
             self.origin[made.name] = (server, raw_name)
+            if hints.get("destructive") is True:
+                self.destructive.add(made.name)
         self._made[key] = made
         return made
 
     def _build(self, server: str, raw_name: str, description: str,
-               schema: dict[str, Any]) -> Tool:
+               schema: dict[str, Any], *, read_only: bool = False) -> Tool:
         manager = self.manager
 
         async def run(args: dict[str, Any], ctx: Any) -> ToolResult:
             from plugins_builtin.mcp_client.connection import CallFailed
 
+            runtime = getattr(getattr(ctx, "session", None), "runtime", None)
             try:
-                text, is_error = await manager.call(server, raw_name, args)
+                text, is_error = await manager.call(
+                    server, raw_name, args, on_progress=ctx.emit_output,
+                    asker=getattr(runtime, "asker", None))
             except CallFailed as exc:
                 raise ToolError(str(exc)) from None
             return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
 
         if len(description) > MAX_DESCRIPTION:
             description = description[:MAX_DESCRIPTION] + " [description truncated]"
+        effects = (lambda args: Effects()) if read_only else (lambda args: UNKNOWN_EFFECTS)
         tool = Tool(name=tool_name(server, raw_name),
                     description=description or f"{raw_name} (from the MCP server {server})",
-                    run=run, parameters=schema, effects=lambda args: UNKNOWN_EFFECTS,
-                    tool_set=None)
+                    run=run, parameters=schema, effects=effects, tool_set=None,
+                    read_only=read_only)
         tool.plugin = PLUGIN
         return tool
 

@@ -1,0 +1,66 @@
+"""An MCP server on the SDK's low-level ``Server`` that uses the client features: it asks for
+the client's roots, elicits an answer, reports progress, and publishes tool annotations.
+
+Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enum), ``slow``
+(three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint).
+Run: ``python mcp_features_server.py`` (stdio).
+"""
+
+import json
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+EMPTY = {"type": "object", "properties": {}}
+
+TOOLS = [
+    types.Tool(name="whereami", description="The client's roots.", input_schema=EMPTY),
+    types.Tool(name="pick_color", description="Ask the user for a colour.", input_schema=EMPTY),
+    types.Tool(name="slow", description="Reports progress.", input_schema=EMPTY),
+    types.Tool(name="peek", description="Reads only.", input_schema=EMPTY,
+               annotations=types.ToolAnnotations(read_only_hint=True)),
+    types.Tool(name="wipe", description="Deletes everything.", input_schema=EMPTY,
+               annotations=types.ToolAnnotations(destructive_hint=True)),
+]
+
+
+def text(value) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(ctx, params):
+    if params.name == "whereami":
+        roots = await ctx.session.list_roots()
+        return text(json.dumps([str(r.uri) for r in roots.roots]))
+    if params.name == "pick_color":
+        answer = await ctx.session.elicit(
+            "Which colour should the theme use?",
+            {"type": "object", "properties": {
+                "color": {"type": "string", "title": "colour", "enum": ["red", "blue"]}},
+             "required": ["color"]}, related_request_id=ctx.request_id)
+        return text(json.dumps({"action": answer.action, "content": answer.content}))
+    if params.name == "slow":
+        token = ctx.meta.get("progress_token") if isinstance(ctx.meta, dict) else \
+            getattr(ctx.meta, "progress_token", None)
+        for step in (1, 2, 3):
+            if token is not None:
+                await ctx.session.send_progress_notification(
+                    token, step, 3, f"step {step}", related_request_id=ctx.request_id)
+        return text("slow done")
+    return text(f"{params.name} ran")
+
+
+async def main() -> None:
+    server = Server("features", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,134 @@
+"""What the client answers a server: roots (the workspace), elicitation through the ask panel
+(declined headless), progress on the running tool's line, and tool annotations: readOnlyHint
+usable in rules (opt-in) and destructiveHint named in the approval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from clirun import run_agent
+from fakeprovider import Reply
+
+from agent.testing import gate_decision, make_boot, run_tool
+from plugins_builtin.mcp_client import state
+
+SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
+
+
+def boot(tmp_path: Path, **file_data):
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True, exist_ok=True)
+    servers = {"feat": {"command": sys.executable, "args": [SERVER]}}
+    return make_boot(ws, tmp_path / "home", builtins=["mcp"],
+                     file_data={"mcp_servers": servers, **file_data})
+
+
+@pytest.fixture
+def feat(tmp_path):
+    config, hooks = boot(tmp_path)
+    hooks.tools(config)
+    state(config).manager.wait(60)
+    try:
+        yield config, hooks
+    finally:
+        hooks.unconfigure(config)
+
+
+def tool(config, name):
+    st = state(config)
+    definition = next(t for t in st.manager.tools["feat"] if t["name"] == name)
+    return st.factory.tool("feat", definition)
+
+
+def session_with(asker):
+    return SimpleNamespace(runtime=SimpleNamespace(asker=asker))
+
+
+async def test_roots_are_the_workspace(feat):
+    config, _ = feat
+    result = await run_tool(tool(config, "whereami"), {}, config)
+    assert json.loads(result.output) == [config.workspace.resolve().as_uri()]
+
+
+async def test_elicitation_goes_to_the_ask_panel_and_back(feat):
+    config, _ = feat
+    asked = []
+
+    async def asker(question, options, multiple):
+        asked.append((question, [o["label"] for o in options]))
+        await asyncio.sleep(0)  # answered on this (the front end's) loop
+        return "blue"
+
+    result = await run_tool(tool(config, "pick_color"), {}, config,
+                            session=session_with(asker))
+    assert json.loads(result.output) == {"action": "accept", "content": {"color": "blue"}}
+    assert asked == [("The MCP server feat asks: Which colour should the theme use?\ncolour",
+                      ["red", "blue"])]
+
+
+async def test_elicitation_with_nobody_to_ask_is_declined(feat):
+    config, _ = feat
+    result = await run_tool(tool(config, "pick_color"), {}, config)
+    assert json.loads(result.output)["action"] == "decline"
+    dismissed = await run_tool(tool(config, "pick_color"), {}, config,
+                               session=session_with(lambda q, o, m: asyncio.sleep(0)))
+    assert json.loads(dismissed.output)["action"] == "decline"
+
+
+async def test_progress_reaches_the_running_tools_output(feat):
+    config, _ = feat
+    lines: list[str] = []
+    result = await run_tool(tool(config, "slow"), {}, config, output=lines)
+    assert result.output == "slow done"
+    await asyncio.sleep(0)  # forwarded with call_soon_threadsafe onto this loop
+    assert "".join(lines) == ("[progress 1/3] step 1\n[progress 2/3] step 2\n"
+                              "[progress 3/3] step 3\n")
+
+
+async def test_destructive_hint_is_named_in_the_approval_and_read_only_is_opt_in(tmp_path):
+    for trust, peek_allowed in (("ask", False), ("allow", True)):
+        config, hooks = boot(tmp_path / trust, mcp_read_only=trust)
+        try:
+            hooks.tools(config)
+            state(config).manager.wait(60)
+            asked = []
+
+            async def approver(request, _asked=asked):
+                _asked.append(request)
+                return False
+
+            peek = await gate_decision(config, hooks, tool(config, "peek"), {},
+                                       approver=approver)
+            assert peek.allowed is peek_allowed
+            assert len(asked) == (0 if peek_allowed else 1)
+            wipe = await gate_decision(config, hooks, tool(config, "wipe"), {},
+                                       approver=approver,
+                                       session=SimpleNamespace(config=config))
+            assert not wipe.allowed
+            assert ("the MCP server feat marks mcp__feat__wipe as destructive "
+                    "(destructiveHint)") in asked[-1].reason
+        finally:
+            hooks.unconfigure(config)
+
+
+def test_headless_elicitation_is_declined(tmp_path, fake_provider):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "mcp_startup_timeout = 120\n"
+        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
+    fake_provider.script(Reply.tool_call("mcp__feat__pick_color", {}, id="c1"),
+                         Reply.text("ok"))
+    proc = run_agent(["-p", "pick", "--yolo", "--json", "--provider", "openai",
+                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                     cwd=ws, OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    result = next(json.loads(line) for line in proc.stdout.splitlines()
+                  if json.loads(line)["type"] == "tool-result")
+    assert json.loads(result["output"])["action"] == "decline"
