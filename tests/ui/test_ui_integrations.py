@@ -235,6 +235,8 @@ async def test_header_names_instructions_skills_memory_mcp_and_yolo(tmp_path, fa
     assert lines[5].startswith("plugins: ")
     assert lines[6:] == ["memory: 0 notes about this project", "mcp: off (--no-mcp)",
                          "approvals: OFF (--yolo), but deny rules and the guard still apply",
+                         "sandbox: workspace-write (bwrap), network off unless approved per "
+                         "command",
                          "tool sets: core, edit-plus, git", "/help for commands"]
 
 
@@ -253,6 +255,7 @@ async def test_header_without_instructions_with_mcp_servers_and_default_approval
             "mcp docs failed: url must start with http:// or https://",
             "mcp tools failed: url must start with http:// or https://",
             "approvals: asks before writes, edits, commands, network and MCP tools",
+            "sandbox: workspace-write (bwrap), network off unless approved per command",
             "tool sets: core, edit-plus, git", "/help for commands"]
         assert "no AGENTS.md found - /init writes one" in screen(app)
     finally:

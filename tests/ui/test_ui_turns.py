@@ -140,8 +140,26 @@ async def test_esc_aborts_the_turn_and_clears_the_queue(tmp_path, fake_provider)
     assert len(fake_provider.requests) == 1  # "two" never ran
 
 
+def _sleeping(token: str) -> list[int]:
+    """Live ``sleep TOKEN`` processes, seen from the host."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if len(argv) > 1 and argv[0].endswith(b"sleep") and argv[1] == token.encode() \
+                and state != "Z":
+            found.append(int(name))
+    return found
+
+
 async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, fake_provider):
-    command = "echo $$ > pid.txt; sleep 30; echo done > after.txt"
+    token = f"30.{os.getpid() % 100000}1"  # found by its argument: $$ is the namespace's pid
+    command = f"echo started > pid.txt; sleep {token}; echo done > after.txt"
     fake_provider.script(Reply.tool_call("bash", {"command": command}, id="b1"),
                          Reply.text("the command was interrupted"))
     app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash"])
@@ -152,20 +170,14 @@ async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, f
     await press(app, "y")
     pid_file = app.workspace / "pid.txt"
     await wait_for(app, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
-    pid = int(pid_file.read_text())
     started = time.monotonic()
     await press(app, "ctrl c")
     rows = await wait_for(app, "the command was interrupted")
     await idle(app)
     assert time.monotonic() - started < 5
-    assert "interrupted: echo $$ > pid.txt" in rows
+    assert "interrupted: echo started > pid.txt" in rows
     assert not (app.workspace / "after.txt").exists()
-    try:
-        os.kill(pid, 0)
-        alive = True
-    except ProcessLookupError:
-        alive = False
-    assert not alive
+    assert not _sleeping(token)
     told = tool_messages(fake_provider.requests[1])[0]["content"]
     assert "interrupted" in told.lower()
     assert not app.exit.is_set()  # ctrl-c with a command running never quits
