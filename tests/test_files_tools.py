@@ -142,7 +142,7 @@ async def test_edit_messages(env):
     assert await env.err("edit_file", {"path": "no.py", "oldString": "a", "newString": "b"}) == (
         "No such file: no.py")
     assert await env.err("edit_file", {"path": "e.py", "oldString": "zz", "newString": "b"}) == (
-        "oldString not found in e.py")
+        "oldString not found in e.py\nNothing like its first line 'zz' is in the file.")
     assert await env.err("edit_file", {"path": "e.py", "oldString": "= 1",
                                        "newString": "= 2"}) == (
         "oldString appears 2 times in e.py. Add surrounding context or set replaceAll.")
@@ -185,7 +185,8 @@ async def test_multi_edit_all_or_nothing(env):
     env.write("m.py", "a\nb\na\n")
     cases = [
         ([{"oldString": "b", "newString": "c"}, {"oldString": "q", "newString": "r"}],
-         "edit 2: oldString not found in m.py. No edits were applied."),
+         "edit 2: oldString not found in m.py. No edits were applied.\n"
+         "Nothing like its first line 'q' is in the file."),
         ([{"oldString": "b", "newString": "c"}, {"oldString": "a", "newString": "r"}],
          "edit 2: oldString appears 2 times in m.py. Add surrounding context or set "
          "replaceAll. No edits were applied."),

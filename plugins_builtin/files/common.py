@@ -115,11 +115,12 @@ def load_bytes(real: Path, shown: str) -> bytes:
 
 
 def read_text(real: Path, shown: str) -> str:
-    """Read a text file for a tool, with the spec's errors for missing, directory and binary."""
-    data = load_bytes(real, shown)
-    if is_binary(data):
-        raise ToolError(binary_message(shown))
-    return data.decode("utf-8", errors="replace")
+    """Read a text file for a tool, with the spec's errors for missing, directory and binary.
+
+    The text is as the model sees it: no byte-order mark, UTF-16 decoded."""
+    from .textfile import decode  # textfile builds on this module
+
+    return decode(load_bytes(real, shown), shown, for_display=True)[0]
 
 
 def make_dirs(directory: Path) -> None:
@@ -157,10 +158,14 @@ def encode_text(text: str, shown: str) -> bytes:
 
 
 def write_text(real: Path, shown: str, text: str) -> None:
-    """Replace ``real`` with ``text`` as UTF-8, atomically (keeping the file's mode and owner),
+    """Replace ``real`` with ``text`` as UTF-8; see :func:`write_bytes`."""
+    write_bytes(real, shown, encode_text(text, shown))
+
+
+def write_bytes(real: Path, shown: str, data: bytes) -> None:
+    """Replace ``real`` with ``data``, atomically (keeping the file's mode and owner),
     creating parent dirs.  On any failure the file is byte-identical and the error says that
     nothing changed and why (``nothing changed: a.py: no space left on device ...``)."""
-    data = encode_text(text, shown)
     problem = file_problem(real)
     if problem == "directory":
         raise ToolError(f"{shown} is a directory, not a file.")

@@ -1,7 +1,9 @@
-"""``write_file``, ``edit_file`` and ``multi_edit``: whole-file writes and exact replacements.
+"""``write_file``, ``edit_file`` and ``multi_edit``: whole-file writes and replacements.
 
 Each tool reads, changes and writes without awaiting in between, so calls running in the same
-batch never interleave their read-modify-write cycles.
+batch never interleave their read-modify-write cycles.  Files keep their layout (BOM,
+encoding, line ends; :mod:`.textfile`); replacements match exactly, then by the tolerances of
+:mod:`.matching`, and a miss explains itself.
 """
 
 from __future__ import annotations
@@ -11,16 +13,18 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
-from .common import (
-    binary_message,
-    decode_for_edit,
-    file_problem,
-    is_binary,
-    load_bytes,
-    os_errors,
-    resolve,
-    resolve_new_file,
-    write_text,
+from .common import file_problem, load_bytes, os_errors, resolve, resolve_new_file, write_bytes
+from .matching import NotFound, find_text, near_miss
+from .textfile import (
+    EOL_NAMES,
+    Layout,
+    LineEndView,
+    convention,
+    decode,
+    encode,
+    strip_bom,
+    to_lf,
+    with_eol,
 )
 
 
@@ -47,26 +51,49 @@ def collapse_warning(old: str, new: str) -> tuple[int, int] | None:
     return None
 
 
+def _existing_layout(real: Path, shown: str) -> tuple[str, Layout | None]:
+    """(old text, layout) of the file ``real`` when it exists and is text; ("", None) when it
+    is new or unreadable (it is then written as plain UTF-8)."""
+    if file_problem(real) is not None:
+        return "", None
+    try:
+        data = real.read_bytes()
+    except OSError:
+        return "", None
+    try:
+        return decode(data, shown, for_display=True)
+    except ToolError:
+        return "", None  # binary or undecodable: replaced whole, as UTF-8
+
+
 async def run_write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    path, content = args["path"], args["content"]
+    path, content = args["path"], strip_bom(args["content"])
     real = resolve_new_file(ctx, path)
-    old = ""
-    if file_problem(real) is None:
-        try:
-            data = real.read_bytes()
-        except OSError:
-            data = b""
-        old = "" if is_binary(data) else data.decode("utf-8", errors="replace")
-    write_text(real, path, content)
-    collapsed = collapse_warning(old, content)
+    old, layout = _existing_layout(real, path)
+    eol, mixed = convention(content)
+    note = ""
+    if layout is not None and layout.eol is not None and eol is not None:
+        # An existing file keeps its convention, whatever the model typed.
+        content = with_eol(content, layout.eol)
+        if eol != layout.eol or mixed:
+            note = f" (line ends written as {EOL_NAMES[layout.eol]}, like the file)"
+    elif mixed:
+        # A new file gets one convention: the one most of its lines use.
+        content = with_eol(content, eol)
+        note = f" (mixed line ends made {EOL_NAMES[eol]})"
+    layout = layout or Layout()
+    write_bytes(real, path, encode(content, layout, path))
+    if layout.special:
+        note += f" (kept as {layout.encoding_name()})"
+    collapsed = collapse_warning(to_lf(old), to_lf(content))
     if collapsed:
         before, after = collapsed
         return ToolResult(
-            f"Wrote {len(content)} chars to {path}, but it collapsed {before} lines into "
+            f"Wrote {len(content)} chars to {path}{note}, but it collapsed {before} lines into "
             f"{after}: the line breaks or indentation were probably lost. If that was not "
             "intended, write the file again with its original newlines and indentation.",
             summary=f"collapsed {before} lines into {after}")
-    return ToolResult(f"Wrote {len(content)} chars to {path}",
+    return ToolResult(f"Wrote {len(content)} chars to {path}{note}",
                       summary=f"{_line_count(content)} lines, {len(content)} chars")
 
 
@@ -90,51 +117,61 @@ WRITE_FILE = Tool(
 )
 
 
-def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, str]:
+def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, str, Layout]:
     real = resolve(ctx, path)
     problem = file_problem(real)
     if problem == "directory":
         raise ToolError(f"{path} is a directory, not a file.")
-    data = load_bytes(real, path)
-    if is_binary(data):
-        raise ToolError(binary_message(path))
-    return real, decode_for_edit(data)
+    text, layout = decode(load_bytes(real, path), path)
+    return real, text, layout
 
 
-def _crlf(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+def replace_once(raw: str, layout: Layout, old: str, new: str, replace_all: bool, path: str,
+                 prefix: str = "", suffix: str = "") -> tuple[str, int, str]:
+    """Apply one replacement to the file text ``raw``; returns (new raw text, occurrences
+    replaced, a note naming the tolerance used or "").
 
-
-def replace_once(text: str, old: str, new: str, replace_all: bool, path: str,
-                 prefix: str = "", suffix: str = "") -> tuple[str, int]:
-    """Apply one exact replacement; returns (new text, occurrences replaced).
-
-    Matching is exact.  Only when the text has CRLF line ends, the model's LF-only strings
-    match nowhere, and their CRLF form does, is the CRLF form used: read_file hides the
-    carriage returns, so the model cannot be expected to send them.
+    The model's strings are matched against the text as read_file shows it (LF line ends,
+    no BOM); the replacement goes back with the line ends of the lines it replaces.
     """
-    def fail(message: str) -> ToolError:
+    def fail(message: str, hint: str = "") -> ToolError:
         if suffix and not message.endswith("."):
             message += "."
-        return ToolError(prefix + message + suffix)
+        return ToolError(prefix + message + suffix + (f"\n{hint}" if hint else ""))
 
     if old == new:
         raise fail("oldString and newString are identical")
     if old == "":
         raise fail("oldString is empty; to create or overwrite a file use write_file")
-    count = text.count(old)
-    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
-        if text.count(_crlf(old)):
-            old, new = _crlf(old), _crlf(new)
-            count = text.count(old)
-    if count == 0:
-        raise fail(f"oldString not found in {path}")
-    if count > 1 and not replace_all:
-        raise fail(f"oldString appears {count} times in {path}. Add surrounding context or "
-                   "set replaceAll.")
-    if replace_all:
-        return text.replace(old, new), count
-    return text.replace(old, new, 1), 1
+    view = LineEndView(raw, layout)
+    cr = layout.eol == "\r"
+    old_lf, new_lf = to_lf(strip_bom(old), cr), to_lf(strip_bom(new), cr)
+    if old_lf == new_lf:
+        raise fail(f"oldString and newString differ only in line ends, and {path} keeps its "
+                   f"own ({layout.ends_name()}); to change a file's line ends use "
+                   "bash")
+    try:
+        found = find_text(view.text, old_lf, new_lf, replace_all)
+    except NotFound as miss:
+        if miss.kind == "repeated":
+            raise fail(f"oldString appears {miss.count} times in {path}. Add surrounding "
+                       "context or set replaceAll.") from None
+        lines = view.text.split("\n")
+        ends = view.text.endswith("\n")
+        if ends:
+            lines.pop()
+        body = old_lf[:-1].split("\n") if old_lf.endswith("\n") else old_lf.split("\n")
+        hint = near_miss(lines, body, final_newline=ends)
+        if miss.kind == "loose":
+            raise fail(f"oldString not found exactly in {path}; {miss.detail}",
+                       hint if "indentation" in miss.detail else "") from None
+        raise fail(f"oldString not found in {path}", hint) from None
+    note = ""
+    if found.tolerance:
+        note = f"matched ignoring {found.tolerance}"
+        if found.note:
+            note += f"; {found.note}"
+    return view.replace(found.spans, layout.eol), len(found.spans), note
 
 
 async def run_edit_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -142,10 +179,11 @@ async def run_edit_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     old, new = args["oldString"], args["newString"]
     if old == new:
         raise ToolError("oldString and newString are identical")
-    real, text = _load_for_edit(ctx, path)
-    updated, count = replace_once(text, old, new, bool(args.get("replaceAll")), path)
-    write_text(real, path, updated)
-    return ToolResult(f"Replaced {count} occurrence(s) in {path}",
+    real, text, layout = _load_for_edit(ctx, path)
+    updated, count, note = replace_once(text, layout, old, new, bool(args.get("replaceAll")),
+                                        path)
+    write_bytes(real, path, encode(updated, layout, path))
+    return ToolResult(f"Replaced {count} occurrence(s) in {path}" + (f" ({note})" if note else ""),
                       summary=f"replaced {count} occurrence(s)")
 
 
@@ -184,19 +222,23 @@ async def run_multi_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     for i, edit in enumerate(edits, start=1):
         if edit["oldString"] == edit["newString"]:
             raise ToolError(f"edit {i}: oldString and newString are identical.{NOTHING_APPLIED}")
-    real, original = _load_for_edit(ctx, path)
+    real, original, layout = _load_for_edit(ctx, path)
     text = original
     counts = []
+    notes = []
     for i, edit in enumerate(edits, start=1):
-        text, count = replace_once(text, edit["oldString"], edit["newString"],
-                                   bool(edit.get("replaceAll")), path,
-                                   prefix=f"edit {i}: ", suffix=NOTHING_APPLIED)
+        text, count, note = replace_once(text, layout, edit["oldString"], edit["newString"],
+                                         bool(edit.get("replaceAll")), path,
+                                         prefix=f"edit {i}: ", suffix=NOTHING_APPLIED)
         counts.append(count)
+        if note:
+            notes.append(f"edit {i} {note}")
     if text == original:
         raise ToolError(f"No change to {path}: the edits cancel out.")
-    write_text(real, path, text)
+    write_bytes(real, path, encode(text, layout, path))
     detail = ", ".join(f"{c}x" for c in counts)
-    return ToolResult(f"Applied {len(edits)} edit(s) to {path} ({detail})",
+    tail = "".join(f"\n{note}" for note in notes)
+    return ToolResult(f"Applied {len(edits)} edit(s) to {path} ({detail}){tail}",
                       summary=f"applied {len(edits)} edit(s)")
 
 

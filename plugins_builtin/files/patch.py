@@ -1,16 +1,15 @@
 """``apply_patch``: validate every file operation first, then write all or nothing.
 
-Each Update hunk's context and ``-`` lines must occur exactly once in the file, searching after
-the previous hunk (an ``@@ anchor`` line narrows the search to after that line, and the first
-match there is taken).  Exact matches are tried first; only if there is none, a match that
-ignores trailing whitespace is accepted when unique.  Context lines keep the file's own text.
-Deleted files go to the trash, like ``delete_file``.
+The patch is parsed by :mod:`.patch_parse` (Codex's format, leniently) and each Update's hunks
+are matched by :mod:`.patch_apply` (exact first, then Codex's tolerances, each only when it
+finds one place).  Files keep their BOM, encoding and line ends.  Deleted files, and files an
+Add or a Move to replaces, go to the trash, like ``delete_file``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,8 @@ from agent import (
 
 from . import trash
 from .common import (
-    decode_for_edit,
     display_path,
-    encode_text,
     file_problem,
-    is_binary,
     os_errors,
     os_message,
     resolve,
@@ -40,7 +36,9 @@ from .common import (
     resolve_new_file,
 )
 from .fsops import session_id
-from .patch_parse import FileOp, Hunk, PatchError, parse_patch, touched_paths
+from .patch_apply import apply_hunks
+from .patch_parse import FileOp, PatchError, parse_patch, touched_paths
+from .textfile import Layout, decode, encode, with_eol
 
 NOTHING = " Nothing was written."
 
@@ -54,112 +52,13 @@ class _Planned:
     target: Path | None = None  # where new content goes (None for a pure delete)
     content: str | None = None
     delete_source: bool = False
+    layout: Layout = field(default_factory=Layout)
+    notes: list[str] = field(default_factory=list)
+    #: the bytes of the file this write replaces (an Add or a Move to over an existing file)
+    replaced: bytes | None = None
 
 
-def _find(lines: list[str], old: list[str], start: int, same: Any) -> list[int]:
-    """Every index >= start where ``old`` occurs in ``lines`` (``same`` compares lines)."""
-    hits = []
-    last = len(lines) - len(old)
-    first = old[0]
-    for i in range(start, last + 1):
-        if same(lines[i], first) and all(same(lines[i + k], old[k]) for k in range(1, len(old))):
-            hits.append(i)
-    return hits
-
-
-def _exact(a: str, b: str) -> bool:
-    return a == b
-
-
-def _loose(a: str, b: str) -> bool:
-    return a.rstrip() == b.rstrip()
-
-
-def _hint(lines: list[str], old: list[str], start: int) -> str:
-    """Where the hunk comes closest to matching, to help the model fix it."""
-    best, best_at = 0, -1
-    for i in range(start, len(lines)):
-        k = 0
-        while k < len(old) and i + k < len(lines) and _loose(lines[i + k], old[k]):
-            k += 1
-        if k > best:
-            best, best_at = k, i
-    if best == 0:
-        return f'\nIts first line "{old[0][:120]}" is not in the file' + (
-            " after the previous hunk." if start else ".")
-    if best_at + best >= len(lines):
-        return (f"\nThe file's lines {best_at + 1}-{best_at + best} match the hunk's first "
-                f"{best} line(s), then the file ends.")
-    return (f"\nThe file's lines {best_at + 1}-{best_at + best} match the hunk's first {best} "
-            f'line(s); then line {best_at + best + 1} is "{lines[best_at + best][:120]}" '
-            f'where the hunk has "{old[best][:120]}".')
-
-
-def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
-    """The file's new text after ``hunks``; raises :class:`ToolError` naming the failed hunk."""
-    eol = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split("\n")
-    ends_with_newline = text == "" or text.endswith("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if eol == "\r\n":
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    pos = 0
-    placed: list[tuple[int, Hunk]] = []
-    for number, hunk in enumerate(hunks, start=1):
-        start = pos
-        if hunk.anchor is not None:
-            found = [i for i in range(pos, len(lines)) if lines[i] == hunk.anchor]
-            found = found or [i for i in range(pos, len(lines))
-                              if lines[i].strip() == hunk.anchor.strip()]
-            if not found:
-                raise ToolError(f'{path}: hunk {number}: the @@ line "{hunk.anchor}" was not '
-                                f"found{' after the previous hunk' if pos else ''}.{NOTHING}")
-            start = found[0]
-        old = hunk.old
-        if not old:  # only with *** End of File: append
-            placed.append((len(lines), hunk))
-            pos = len(lines)
-            continue
-        for same in (_exact, _loose):
-            hits = _find(lines, old, start, same)
-            if hunk.at_eof:
-                hits = [i for i in hits if i + len(old) == len(lines)]
-            if hunk.anchor is not None:
-                hits = hits[:1]
-            if hits:
-                break
-        if not hits:
-            raise ToolError(f"{path}: hunk {number} does not match the file.{NOTHING}"
-                            + _hint(lines, old, start))
-        if len(hits) > 1:
-            at = ", ".join(str(i + 1) for i in hits[:5])
-            raise ToolError(f"{path}: hunk {number} matches {len(hits)} places (lines {at}). "
-                            f"Add context lines or an @@ anchor to make it unique.{NOTHING}")
-        placed.append((hits[0], hunk))
-        pos = hits[0] + len(old)
-    out: list[str] = []
-    cursor = 0
-    for at, hunk in placed:
-        out.extend(lines[cursor:at])
-        i = at
-        for kind, body in hunk.lines:
-            if kind == " ":
-                out.append(lines[i])  # the file's own text, trailing whitespace included
-                i += 1
-            elif kind == "-":
-                i += 1
-            else:
-                out.append(body)
-        cursor = i
-    out.extend(lines[cursor:])
-    result = eol.join(out)
-    if out and ends_with_newline:
-        result += eol
-    return result
-
-
-def _read_for_update(real: Path, shown: str) -> str:
+def _read_for_update(real: Path, shown: str) -> tuple[str, Layout]:
     problem = file_problem(real)
     reasons = {"missing": "no such file", "directory": "it is a directory",
                "special": "it is not a regular file", "large": "it is too large"}
@@ -169,9 +68,31 @@ def _read_for_update(real: Path, shown: str) -> str:
         data = real.read_bytes()
     except OSError as exc:
         raise ToolError(f"Cannot update {shown}: {os_message(exc)}.{NOTHING}") from None
-    if is_binary(data):
-        raise ToolError(f"Cannot update {shown}: it is a binary file.{NOTHING}")
-    return decode_for_edit(data)
+    try:
+        return decode(data, shown)
+    except ToolError as exc:
+        reason = "it is a binary file" if "binary file" in str(exc) else str(exc).rstrip(".")
+        raise ToolError(f"Cannot update {shown}: {reason}.{NOTHING}") from None
+
+
+def _replaced(real: Path, shown: str, verb: str) -> tuple[bytes, Layout] | None:
+    """(bytes, layout) of the file an Add or a Move to is about to replace (None when there
+    is none); refused when it is not a regular file."""
+    if not os.path.lexists(real):
+        return None
+    problem = file_problem(real)
+    if problem == "directory":
+        raise ToolError(f"Cannot {verb} {shown}: it is a directory.{NOTHING}")
+    if problem is not None:
+        raise ToolError(f"Cannot {verb} {shown}: it is not a regular file.{NOTHING}")
+    try:
+        data = real.read_bytes()
+    except OSError as exc:
+        raise ToolError(f"Cannot {verb} {shown}: {os_message(exc)}.{NOTHING}") from None
+    try:
+        return data, decode(data, shown)[1]
+    except ToolError:
+        return data, Layout()  # binary: replaced by plain UTF-8 text
 
 
 def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
@@ -189,11 +110,11 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
         if op.kind == "add":
             real = resolve_new_file(ctx, op.path)
             claim(real, op.path)
-            if os.path.lexists(real):
-                raise ToolError(f"Cannot add {op.path}: it already exists. Use an Update to "
-                                f"change it.{NOTHING}")
+            old = _replaced(real, op.path, "add")
+            layout = old[1] if old else Layout()
             body = "\n".join(op.add_lines) + "\n" if op.add_lines else ""
-            planned.append(_Planned(op, real, real, body))
+            planned.append(_Planned(op, real, real, with_eol(body, layout.eol), layout=layout,
+                                    replaced=old[0] if old else None))
         elif op.kind == "delete":
             resolve(ctx, op.path)  # the jail checks the target too
             entry = resolve_entry(ctx, op.path)
@@ -206,20 +127,24 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
         else:
             real = resolve(ctx, op.path)
             claim(real, op.path)
-            text = _read_for_update(real, op.path)
-            content = apply_hunks(text, op.hunks, op.path) if op.hunks else text
+            text, layout = _read_for_update(real, op.path)
+            notes: list[str] = []
+            content = text
+            if op.hunks:
+                content, notes = apply_hunks(text, layout, op.hunks, op.path)
             target = real
+            replaced = None
             if op.move_to is not None:
                 target = resolve_new_file(ctx, op.move_to)
                 if target == real:
                     raise ToolError(f"Cannot move {op.path} to {op.move_to}: that is the same "
                                     f"file.{NOTHING}")
                 claim(target, op.move_to)
-                if os.path.lexists(target):
-                    raise ToolError(f"Cannot move {op.path} to {op.move_to}: {op.move_to} "
-                                    f"already exists.{NOTHING}")
-            planned.append(_Planned(op, real, target, content,
-                                    delete_source=op.move_to is not None))
+                old = _replaced(target, op.move_to, "move to")
+                replaced = old[0] if old else None
+            planned.append(_Planned(op, real, target, content, delete_source=op.move_to
+                                    is not None, layout=layout, notes=notes,
+                                    replaced=replaced))
     return planned
 
 
@@ -237,8 +162,8 @@ def _write_all(planned: list[_Planned]) -> None:
             if item.target is None or item.content is None:
                 continue
             shown = item.op.move_to or item.op.path
-            staged.append(Staged(item.target, encode_text(item.content, shown), shown=shown,
-                                 make_parents=True))
+            staged.append(Staged(item.target, encode(item.content, item.layout, shown),
+                                 shown=shown, make_parents=True))
     except AtomicWriteError as exc:
         for each in staged:
             each.discard()
@@ -274,8 +199,24 @@ async def run_apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     problems: list[str] = []
     for item in planned:  # writes are done; now the deletions
         op = item.op
+        shown = op.move_to or op.path
+        if item.replaced is not None and item.target is not None:
+            try:
+                entry = trash.keep_copy(ctx.state_dir, session_id(ctx), ctx.workspace,
+                                        item.target, display_path(ctx, item.target),
+                                        item.replaced)
+                kept = f" (it existed; the old content is in the trash as {entry.id})"
+            except OSError as exc:
+                kept = f" (it existed; its old content could not be kept: {os_message(exc)})"
+        else:
+            kept = ""
+        how = "".join(f"; {note}" for note in item.notes)
+        how = f" ({how[2:]})" if how else ""
         if not item.delete_source:
-            report.append(f"- {'added' if op.kind == 'add' else 'updated'} {op.path}")
+            verb = "added" if op.kind == "add" else "updated"
+            if op.kind == "add" and item.replaced is not None:
+                verb = "replaced"
+            report.append(f"- {verb} {shown}{kept}{how}")
             continue
         try:
             if op.kind == "delete":
@@ -284,7 +225,7 @@ async def run_apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 report.append(f"- deleted {op.path}")
             else:
                 os.unlink(resolve_entry(ctx, op.path))
-                report.append(f"- moved {op.path} to {op.move_to}")
+                report.append(f"- moved {op.path} to {op.move_to}{kept}{how}")
         except OSError as exc:
             problems.append(f"- could not remove {op.path}: {os_message(exc)}")
     text = f"Applied {len(planned)} change(s):\n" + "\n".join(report)

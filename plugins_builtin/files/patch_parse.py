@@ -17,7 +17,10 @@
 
 CRLF is normalised.  Blank lines outside Update hunks are skipped; inside a hunk a blank line
 is an empty context line (models often drop the leading space), except at the hunk's edges
-where it is dropped.  Parsing never touches the filesystem; :mod:`.patch` applies the result.
+where it is dropped.  Like Codex, the parser accepts whitespace around the envelope and the
+file markers, a shell heredoc around the whole patch (``apply_patch <<'EOF'`` ... ``EOF``),
+and hunks of only ``+`` lines (appended at the end of the file, or after their ``@@`` line).
+Parsing never touches the filesystem; :mod:`.patch` applies the result.
 """
 
 from __future__ import annotations
@@ -105,9 +108,30 @@ def _finish(op: FileOp | None) -> None:
     for i, hunk in enumerate(op.hunks, start=1):
         if not hunk.changes:
             raise PatchError(f"{op.path}: hunk {i} changes nothing (it has no + or - lines)")
-        if not hunk.old and not hunk.at_eof:
-            raise PatchError(f"{op.path}: hunk {i} needs at least one - or context line to "
-                             "locate the change (or *** End of File to append)")
+
+
+_HEREDOC = re.compile(r"\s*(?:(?:apply_patch|applypatch)\s*)?<<-?\s*(['\"]?)"
+                      r"([A-Za-z_][A-Za-z0-9_]*)\1\s*$")
+
+
+def _unwrap(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The patch lines without a shell heredoc around them (``apply_patch <<'EOF'`` ...
+    ``EOF``, as models trained on shell calls send it) and without an indentation every
+    line shares."""
+    nonblank = [i for i, (_, ln) in enumerate(numbered) if ln.strip()]
+    if nonblank:
+        opening = _HEREDOC.match(numbered[nonblank[0]][1])
+        if opening:
+            end = len(numbered)
+            if len(nonblank) > 1 and numbered[nonblank[-1]][1].strip() == opening.group(2):
+                end = nonblank[-1]
+            numbered = numbered[nonblank[0] + 1:end]
+    body = [ln for _, ln in numbered if ln.strip()]
+    if body and body[0].strip() == BEGIN and body[0][:1].isspace():
+        pad = body[0][:len(body[0]) - len(body[0].lstrip())]
+        if all(ln.startswith(pad) for ln in body):
+            numbered = [(n, ln[len(pad):]) for n, ln in numbered]
+    return numbered
 
 
 def parse_patch(text: str) -> list[FileOp]:
@@ -117,11 +141,13 @@ def parse_patch(text: str) -> list[FileOp]:
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    numbered = list(enumerate(lines, start=1))
-    # The envelope is optional; drop it when present.
+    numbered = _unwrap(list(enumerate(lines, start=1)))
     nonblank = [i for i, (_, ln) in enumerate(numbered) if ln.strip()]
+    # The envelope is optional; drop it when present (whitespace around it is no matter).
     if nonblank and numbered[nonblank[0]][1].strip() == BEGIN:
         numbered = numbered[nonblank[0] + 1:]
+        nonblank = [i - nonblank[0] - 1 for i in nonblank[1:]]
+    last_line = numbered[nonblank[-1]][0] if nonblank else None
     ops: list[FileOp] = []
     op: FileOp | None = None
     hunk: Hunk | None = None
@@ -131,8 +157,13 @@ def parse_patch(text: str) -> list[FileOp]:
             if line.strip():
                 raise PatchError(f"patch line {n}: text after {END!r} (line {ended_at})")
             continue
-        if line.startswith("*** "):
-            marker = line.rstrip()
+        in_hunk = op is not None and op.kind == "update" and hunk is not None and bool(hunk.lines)
+        if line.startswith("*** ") or (
+                line[:1].isspace() and line.strip().startswith("*** ")
+                and (not in_hunk or (n == last_line and line.strip() == END))):
+            # A marker; one padded with whitespace counts too, except inside a hunk, where
+            # " *** x" is a context line (as in Codex), unless it ends the patch.
+            marker = line.strip()
             if marker == END:
                 ended_at = n
                 continue

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -73,6 +74,25 @@ def _move(src: Path, dst: Path) -> None:
 def move_to_trash(state_dir: Path, session_id: str | None, workspace: Path, real: Path,
                   relative: str) -> TrashEntry:
     """Move the file ``real`` (``relative`` to ``workspace``) into the session's trash."""
+    return _store(state_dir, session_id, workspace, real, relative, real.lstat().st_size,
+                  lambda stored: atomic_move(real, stored, shown=relative, make_parents=True),
+                  moved=True)
+
+
+def keep_copy(state_dir: Path, session_id: str | None, workspace: Path, real: Path,
+              relative: str, data: bytes) -> TrashEntry:
+    """Put ``data``, the content ``real`` had before it was overwritten, in the trash as if
+    the old file had been deleted, so that restoring it brings the old content back."""
+    return _store(state_dir, session_id, workspace, real, relative, len(data),
+                  lambda stored: atomic_write(stored, data, shown=relative, make_parents=True),
+                  moved=False)
+
+
+def _store(state_dir: Path, session_id: str | None, workspace: Path, real: Path,
+           relative: str, size: int, put: Callable[[Path], object], *,
+           moved: bool) -> TrashEntry:
+    """Claim an entry id, ``put`` the content at its place and list it in the index;
+    ``moved`` says the file itself was moved there (and goes back if the index fails)."""
     session = _safe_session(session_id)
     session_dir = trash_root(state_dir) / session
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -85,10 +105,9 @@ def move_to_trash(state_dir: Path, session_id: str | None, workspace: Path, real
         except FileExistsError:
             n += 1
     entry_id = f"{stamp}-{n}"
-    size = real.lstat().st_size
     entry = TrashEntry(entry_id, session, str(real), str(workspace), relative, time.time(), size)
     try:
-        atomic_move(real, entry.stored(state_dir), shown=relative, make_parents=True)
+        put(entry.stored(state_dir))
     except OSError:
         shutil.rmtree(session_dir / entry_id, ignore_errors=True)
         raise
@@ -98,7 +117,8 @@ def move_to_trash(state_dir: Path, session_id: str | None, workspace: Path, real
         _write_index(session_dir, items)
     except OSError:
         # A trashed file the index does not list could never be restored: put it back.
-        atomic_move(entry.stored(state_dir), real, shown=relative)
+        if moved:
+            atomic_move(entry.stored(state_dir), real, shown=relative)
         shutil.rmtree(session_dir / entry_id, ignore_errors=True)
         raise
     return entry
