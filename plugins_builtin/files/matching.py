@@ -201,6 +201,16 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
     body = old_lines[:-1] if old.endswith("\n") else old_lines
     if not body or not any(line.strip() for line in body):
         raise NotFound("missing")
+    new_lines = new.split("\n")
+    new_body = new_lines[:-1] if old.endswith("\n") and new.endswith("\n") else new_lines
+    # Blank lines the model put before its text say nothing about where it is.
+    lead = 0
+    while not body[lead].strip():
+        lead += 1
+    if lead:
+        body = body[lead:]
+        if all(not line.strip() for line in new_body[:lead]):
+            new_body = new_body[lead:]
     for name, same in PASSES:
         hits = find_lines(lines, body, 0, same)
         if not hits:
@@ -214,8 +224,6 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
             if not kept or hit >= kept[-1] + len(body):
                 kept.append(hit)
         hits = kept
-        new_lines = new.split("\n")
-        new_body = new_lines[:-1] if old.endswith("\n") and new.endswith("\n") else new_lines
         spans = []
         note = ""
         for hit in hits:
