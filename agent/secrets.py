@@ -33,7 +33,7 @@ SECRET_DIRS = frozenset({".aws", ".ssh", ".gnupg"})
 #: Extensions of keys and certificates.
 KEY_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
 #: Dotfiles that hold registry or database credentials.
-CREDENTIAL_DOTFILES = frozenset({".npmrc", ".pypirc", ".netrc", ".pgpass"})
+CREDENTIAL_DOTFILES = frozenset({".npmrc", ".pypirc", ".netrc", ".pgpass", ".git-credentials"})
 #: Environment-file templates: meant to be committed and read, never hold real values.
 ENV_TEMPLATES = (".example", ".sample", ".template")
 
@@ -85,7 +85,7 @@ def _is_env_file(name: str) -> bool:
 #: the paths a walk meets.  Factored by prefix, since ``re`` scans an alternation of plain
 #: literals one by one.
 _MAYBE_SECRET = re.compile(r"\.(?:env|pem|key|p12|pfx|jks|npmrc|pypirc|pgpass|netrc|gnupg|aws"
-                           r"|ssh)|id_(?:rsa|ed25519|ecdsa|dsa)|credentials\.|secret")
+                           r"|ssh|git-credentials)|id_(?:rsa|ed25519|ecdsa|dsa)|credentials\.|secret")
 
 
 def why_secret(parts: list[str]) -> str | None:

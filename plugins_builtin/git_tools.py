@@ -209,21 +209,35 @@ def _ref_paths(ref: str) -> list[str]:
     return [ref[i + 1:] for i, c in enumerate(ref) if c == ":" and ref[i + 1:]]
 
 
+def _names_a_path(ref: str) -> bool:
+    """Whether git reads ``ref`` as ``rev:path`` or an index ``:path``: a colon outside
+    braces, found the way git finds it (``HEAD@{10:00}`` has none)."""
+    depth = 0
+    for c in ref:
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == ":" and not depth:
+            return True
+    return False
+
+
 async def git_show(args: dict[str, Any], ctx: Any) -> str:
     ref = _no_option(args["ref"], "ref")
     refuse_secret_path(ctx, args.get("path"))
     for path in _ref_paths(ref):
         refuse_secret_path(ctx, path)
-    if ":" not in ref:
-        # A blob by id or through a tag carries no path to judge: ask for rev:path.
-        try:
-            kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}")).strip()
-        except GitFailed:
-            kind = ""
-        if kind == "blob":
-            raise ToolError(f"{ref} is a file's content without its path; show it as "
-                            "rev:path (for example HEAD:src/app.py) so its path can be "
-                            "checked against the secrets policy.")
+    # A blob reached without a path (its id, a tag on it, a reflog entry) carries no name to
+    # judge: only rev:path may show a file's content, and its path was judged above.
+    try:
+        kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}")).strip()
+    except GitFailed:
+        kind = ""
+    if kind == "blob" and not _names_a_path(ref):
+        raise ToolError(f"{ref} is a file's content without its path; show it as "
+                        "rev:path (for example HEAD:src/app.py) so its path can be "
+                        "checked against the secrets policy.")
     out = await run_git(ctx, "show", *CONTENT_FLAGS, "--end-of-options", ref,
                         *_paths(args.get("path")))
     return without_secrets(ctx, out.rstrip("\n")) or "Nothing to show."

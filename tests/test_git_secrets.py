@@ -86,7 +86,10 @@ async def test_a_blob_without_its_path_is_refused(repo):
     ws, config, _, tools = repo
     blob = git(ws, "rev-parse", "HEAD:.env").stdout.strip()
     git(ws, "tag", "-a", "-m", "a tag on a blob", "blobtag", blob)
-    for ref in (blob, blob[:10], "blobtag"):
+    git(ws, "config", "core.logAllRefUpdates", "always")
+    git(ws, "update-ref", "refs/tags/logged", blob)        # a tag with a reflog entry
+    for ref in (blob, blob[:10], "blobtag", "blobtag^{blob}", "logged@{0}",
+                "logged@{2099-01-01 10:00:00}"):
         result = await run_tool(tools["git_show"], {"ref": ref}, config)
         assert result.is_error and "rev:path" in result.output, result.output
         assert CANARY not in result.output

@@ -65,7 +65,7 @@ SECRET = [
     "secrets.yml", ".aws/config", ".ssh/known_hosts", "me/.gnupg/pubring.kbx",
     "C:\\Users\\me\\.aws\\credentials", "./a/../.env",
     ".ENV", "Config/.Env.Local", ".env/prod.json", "deploy/.ENV/keys.txt", "prod.env",
-    "a.env.bak", "certs.PEM/readme.md", "ID_RSA",
+    "a.env.bak", "certs.PEM/readme.md", "ID_RSA", "home/.git-credentials",
 ]
 NOT_SECRET = [
     ".env.example", "docs/env.md", "src/environment.ts", ".envrc.md", "keynote.txt",
