@@ -78,6 +78,40 @@ def test_parse_errors(text, message):
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("wrapped", [
+    "apply_patch <<'EOF'\n{body}EOF\n",
+    "apply_patch <<EOF\n{body}EOF",
+    'applypatch <<"PATCH"\n{body}PATCH\n\n',
+    "<<'EOF'\n{body}EOF\n",
+    "  apply_patch << 'EOF'  \n{body}  EOF  \n",
+    "apply_patch <<'EOF'\n{body}",  # the terminator forgotten
+])
+def test_heredoc_wrapper_is_removed(wrapped):
+    body = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch\n"
+    (op,) = parse_patch(wrapped.format(body=body))
+    assert (op.kind, op.path) == ("update", "a.py")
+    assert op.hunks[0].lines == [("-", "x"), ("+", "y")]
+
+
+def test_whitespace_around_envelope_and_markers():
+    # Codex's leniency: padded envelope and file markers; a block indented as a whole.
+    (op,) = parse_patch(" *** Begin Patch \n  *** Update File: a.py\n@@\n-x\n+y\n"
+                        " *** End Patch\n")
+    assert op.path == "a.py" and op.hunks[0].lines == [("-", "x"), ("+", "y")]
+    (op,) = parse_patch("  *** Begin Patch\n  *** Add File: n.txt\n  +one\n  *** End Patch\n")
+    assert (op.kind, op.add_lines) == ("add", ["one"])
+    # Inside a hunk a padded marker-like line is context (the file may hold such text).
+    (op,) = parse_patch("*** Update File: doc.md\n@@\n *** Update File: example\n-old\n+new\n")
+    assert op.hunks[0].lines == [(" ", "*** Update File: example"), ("-", "old"), ("+", "new")]
+
+
+def test_add_only_hunks_parse():
+    (op,) = parse_patch("*** Update File: a\n@@\n+one\n+two\n@@ def f():\n+three\n")
+    first, second = op.hunks
+    assert (first.anchor, first.old, first.lines) == (None, [], [("+", "one"), ("+", "two")])
+    assert (second.anchor, second.old) == ("def f():", [])
+
+
 def test_touched_paths():
     ops = parse_patch("*** Add File: a\n+x\n*** Update File: b\n-x\n+y\n"
                       "*** Update File: c\n*** Move to: d\n*** Delete File: e\n")
@@ -198,6 +232,32 @@ async def test_anchor_picks_the_first_match_after_it(env):
     assert env.read("c.py") == "def a():\n    pass\n\ndef b():\n    return 2\n"
     out = await env.err("apply_patch", {"patch": "*** Update File: c.py\n@@ def zz():\n-x\n+y\n"})
     assert out == 'c.py: hunk 1: the @@ line "def zz():" was not found. Nothing was written.'
+
+
+async def test_anchor_repeated_as_the_first_context_line(env):
+    env.write("c.py", "def a():\n    pass\n\ndef b():\n    pass\n")
+    await env.ok("apply_patch", {"patch": "*** Update File: c.py\n@@ def b():\n def b():\n"
+                                          "-    pass\n+    return 2\n"})
+    assert env.read("c.py") == "def a():\n    pass\n\ndef b():\n    return 2\n"
+
+
+async def test_add_only_hunks_append_or_follow_their_anchor(env):
+    env.write("c.py", "import os\n\ndef f():\n    pass\n")
+    out = await env.ok("apply_patch", {"patch": "*** Begin Patch\n*** Update File: c.py\n"
+                                                "@@ import os\n+import sys\n@@\n+\n"
+                                                "+def g():\n+    pass\n*** End Patch\n"})
+    assert out == "Applied 1 change(s):\n- updated c.py"
+    assert env.read("c.py") == ("import os\nimport sys\n\ndef f():\n    pass\n\ndef g():\n"
+                                "    pass\n")
+
+
+async def test_heredoc_wrapped_patch_is_applied(env):
+    env.write("a.txt", "one\n")
+    out = await env.ok("apply_patch", {"patch": "apply_patch <<'EOF'\n*** Begin Patch\n"
+                                                "*** Update File: a.txt\n-one\n+1\n"
+                                                "*** End Patch\nEOF\n"})
+    assert out == "Applied 1 change(s):\n- updated a.txt"
+    assert env.read("a.txt") == "1\n"
 
 
 async def test_end_of_file_hunks(env):

@@ -66,11 +66,13 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
             if found_at is None:
                 raise ToolError(f'{path}: hunk {number}: the @@ line "{hunk.anchor}" was not '
                                 f"found{' after the previous hunk' if pos else ''}.{NOTHING}")
-            start = found_at + 1
+            # The search includes the anchor line itself: models often repeat it as the
+            # hunk's first context line (Codex would start below it and miss it).
+            start = found_at
         old = hunk.old
         added = [body for kind, body in hunk.lines if kind == "+"]
         if not old:
-            at = len(lines) if hunk.at_eof or hunk.anchor is None else start
+            at = len(lines) if hunk.at_eof or hunk.anchor is None else start + 1
             placed.append((at, hunk, added))
             pos = at
             continue

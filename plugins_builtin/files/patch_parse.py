@@ -157,7 +157,7 @@ def parse_patch(text: str) -> list[FileOp]:
             if line.strip():
                 raise PatchError(f"patch line {n}: text after {END!r} (line {ended_at})")
             continue
-        in_hunk = op is not None and op.kind == "update" and hunk is not None and bool(hunk.lines)
+        in_hunk = op is not None and op.kind == "update" and hunk is not None
         if line.startswith("*** ") or (
                 line[:1].isspace() and line.strip().startswith("*** ")
                 and (not in_hunk or (n == last_line and line.strip() == END))):
