@@ -231,7 +231,9 @@ async def test_anchor_picks_the_first_match_after_it(env):
                                           "+    return 2\n"})
     assert env.read("c.py") == "def a():\n    pass\n\ndef b():\n    return 2\n"
     out = await env.err("apply_patch", {"patch": "*** Update File: c.py\n@@ def zz():\n-x\n+y\n"})
-    assert out == 'c.py: hunk 1: the @@ line "def zz():" was not found. Nothing was written.'
+    assert out == ('c.py: hunk 1: the @@ line "def zz():" was not found. Nothing was written.\n'
+                   "Closest match: lines 4-4 differ in text:\nline 4: the text differs\n"
+                   "  file:  'def b():'\n  yours: 'def zz():'")
 
 
 async def test_anchor_repeated_as_the_first_context_line(env):
@@ -266,6 +268,9 @@ async def test_end_of_file_hunks(env):
     assert env.read("e.txt") == "a\nend\nb\nEND\n"
     await env.ok("apply_patch", {"patch": "*** Update File: e.txt\n+appended\n*** End of File\n"})
     assert env.read("e.txt") == "a\nend\nb\nEND\nappended\n"
+    # Marked End of File but not at the end: applied where the lines are (as Codex does).
+    await env.ok("apply_patch", {"patch": "*** Update File: e.txt\n-b\n+B\n*** End of File\n"})
+    assert env.read("e.txt") == "a\nend\nB\nEND\nappended\n"
 
 
 async def test_line_endings_and_final_newline_preserved(env):

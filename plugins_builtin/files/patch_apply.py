@@ -4,7 +4,8 @@ Each hunk's context and ``-`` lines are looked for after the previous hunk: exac
 then with the tolerances of :mod:`.matching` (trailing whitespace, indentation, typographic
 punctuation), each accepted only when it finds one place, or, under an ``@@ anchor`` line,
 the first place after the anchor.  A hunk with only ``+`` lines is appended at the end of the
-file (as Codex does), or inserted right after its ``@@ anchor`` line when it has one.
+file (as Codex does), or inserted right after its ``@@ anchor`` line when it has one.  A hunk
+marked ``*** End of File`` must match at the end when it can, else anywhere (as in Codex).
 
 Lines keep their own line ends; added lines take the ending of the lines around them; a
 missing final newline stays missing.
@@ -65,7 +66,9 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
             found_at = _locate_anchor(lines, hunk.anchor, pos)
             if found_at is None:
                 raise ToolError(f'{path}: hunk {number}: the @@ line "{hunk.anchor}" was not '
-                                f"found{' after the previous hunk' if pos else ''}.{NOTHING}")
+                                f"found{' after the previous hunk' if pos else ''}.{NOTHING}\n"
+                                + near_miss(lines, [hunk.anchor], pos,
+                                            final_newline=final_newline))
             # The search includes the anchor line itself: models often repeat it as the
             # hunk's first context line (Codex would start below it and miss it).
             start = found_at
@@ -81,7 +84,8 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
         for name, same in ((None, None), *PASSES):
             hits = find_lines(lines, old, start, same)
             if hunk.at_eof:
-                hits = [i for i in hits if i + len(old) == len(lines)]
+                # Codex too prefers the end, then takes the lines wherever they are.
+                hits = [i for i in hits if i + len(old) == len(lines)] or hits
             if hunk.anchor is not None:
                 hits = hits[:1]
             if hits:
