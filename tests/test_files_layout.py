@@ -160,3 +160,47 @@ async def test_latin1_bytes_survive_an_edit_elsewhere(env):
     env.write("l1.txt", b"caf\xe9\nx = 1\n")
     await env.ok("edit_file", {"path": "l1.txt", "oldString": "x = 1", "newString": "x = 2"})
     assert (env.workspace / "l1.txt").read_bytes() == b"caf\xe9\nx = 2\n"
+
+
+# ---- a property: whatever the model sends, a uniform file stays uniform ---------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+WORDS = st.text(alphabet="abcxyz =()", min_size=1, max_size=8)
+MODEL_TEXT = st.lists(st.tuples(WORDS, st.sampled_from(["\n", "\r\n"])), min_size=1,
+                      max_size=4).map(lambda parts: "".join(w + e for w, e in parts))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(WORDS, min_size=2, max_size=6, unique=True),
+       eol=st.sampled_from(["\n", "\r\n"]), bom=st.booleans(), final=st.booleans(),
+       pick=st.integers(min_value=0), new=MODEL_TEXT,
+       tool=st.sampled_from(["edit_file", "multi_edit", "apply_patch", "write_file"]))
+def test_no_tool_mixes_line_ends_into_a_uniform_file(tmp_path_factory, lines, eol, bom, final,
+                                                    pick, new, tool):
+    import asyncio
+
+    env = boot_files(tmp_path_factory.mktemp("p"))
+    lines = [f"{i}{line}" for i, line in enumerate(lines)]  # every line unique
+    raw = eol.join(lines) + (eol if final else "")
+    env.write("p.txt", (BOM8 if bom else b"") + raw.encode())
+    target = lines[pick % len(lines)]
+    if tool == "edit_file":
+        args = {"path": "p.txt", "oldString": target, "newString": new}
+    elif tool == "multi_edit":
+        args = {"path": "p.txt", "edits": [{"oldString": target, "newString": new}]}
+    elif tool == "apply_patch":
+        plus = "".join(f"+{part}\n" for part in new.replace("\r\n", "\n").split("\n")[:-1])
+        args = {"patch": f"*** Update File: p.txt\n-{target}\n{plus}"}
+    else:
+        args = {"path": "p.txt", "content": new}
+    asyncio.run(env.ok(tool, args))
+    data = (env.workspace / "p.txt").read_bytes()
+    assert data.startswith(BOM8) == bom and not data[len(BOM8) if bom else 0:].startswith(BOM8)
+    text = data.decode("utf-8")
+    crlf, lf = text.count("\r\n"), text.count("\n") - text.count("\r\n")
+    assert (crlf == 0) if eol == "\n" else (lf == 0), (tool, repr(raw), repr(new), repr(text))
+    if tool != "write_file" and target != lines[-1]:
+        assert text.endswith(eol) == final  # the final newline is left as it was

@@ -11,7 +11,7 @@
      context line (leading space)
     -removed line
     +added line
-    *** End of File                 (optional: the hunk must end at the end of the file)
+    *** End of File                 (optional: the hunk belongs at the end of the file)
     *** Delete File: path/gone.py
     *** End Patch                   (optional)
 
