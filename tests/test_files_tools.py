@@ -145,7 +145,8 @@ async def test_edit_messages(env):
         "oldString not found in e.py\nNothing like its first line 'zz' is in the file.")
     assert await env.err("edit_file", {"path": "e.py", "oldString": "= 1",
                                        "newString": "= 2"}) == (
-        "oldString appears 2 times in e.py. Add surrounding context or set replaceAll.")
+        "oldString appears 2 times in e.py. Add surrounding context or set replaceAll.\n"
+        "It starts at lines 1, 2.")
     assert env.read("e.py") == "a = 1\nb = 1\n"
     assert await env.ok("edit_file", {"path": "e.py", "oldString": "a = 1",
                                       "newString": "a = 3"}) == "Replaced 1 occurrence(s) in e.py"
@@ -189,7 +190,7 @@ async def test_multi_edit_all_or_nothing(env):
          "Nothing like its first line 'q' is in the file."),
         ([{"oldString": "b", "newString": "c"}, {"oldString": "a", "newString": "r"}],
          "edit 2: oldString appears 2 times in m.py. Add surrounding context or set "
-         "replaceAll. No edits were applied."),
+         "replaceAll. No edits were applied.\nIt starts at lines 1, 3."),
         ([{"oldString": "b", "newString": "c"}, {"oldString": "a", "newString": "a"}],
          "edit 2: oldString and newString are identical. No edits were applied."),
         ([{"oldString": "b", "newString": "c"}, {"oldString": "c", "newString": "b"}],

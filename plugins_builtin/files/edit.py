@@ -155,7 +155,7 @@ def replace_once(raw: str, layout: Layout, old: str, new: str, replace_all: bool
     except NotFound as miss:
         if miss.kind == "repeated":
             raise fail(f"oldString appears {miss.count} times in {path}. Add surrounding "
-                       "context or set replaceAll.") from None
+                       "context or set replaceAll.", f"It starts {miss.detail}.") from None
         lines = view.text.split("\n")
         ends = view.text.endswith("\n")
         if ends:

@@ -181,7 +181,12 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
     count = text.count(old)
     if count:
         if count > 1 and not replace_all:
-            raise NotFound("repeated", count=count)
+            at, where = -1, []
+            for _ in range(min(count, 5)):
+                at = text.index(old, at + 1)
+                where.append(str(line_of(text, at)))
+            raise NotFound("repeated", "at lines " + ", ".join(where) +
+                           (", ..." if count > 5 else ""), count=count)
         spans, at = [], 0
         for _ in range(count if replace_all else 1):
             at = text.index(old, at)
