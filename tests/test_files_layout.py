@@ -108,6 +108,8 @@ async def test_read_file_hides_the_bom_and_reads_utf16(env):
     assert await env.ok("read_file", {"path": "b.txt"}) == "1: first\n2: second\n3: "
     env.write("u.txt", u16("caf\u00e9\r\nna\u00efve\r\n"))
     assert await env.ok("read_file", {"path": "u.txt"}) == "1: caf\u00e9\n2: na\u00efve\n3: "
+    env.write("mac.txt", b"one\rtwo\r")
+    assert await env.ok("read_file", {"path": "mac.txt"}) == "1: one\n2: two\n3: "
     out = await env.ok("read_many_files", {"files": [{"path": "b.txt"}, {"path": "u.txt"}]})
     assert "\ufeff" not in out and "1: caf\u00e9" in out
 

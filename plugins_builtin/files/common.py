@@ -117,10 +117,13 @@ def load_bytes(real: Path, shown: str) -> bytes:
 def read_text(real: Path, shown: str) -> str:
     """Read a text file for a tool, with the spec's errors for missing, directory and binary.
 
-    The text is as the model sees it: no byte-order mark, UTF-16 decoded."""
-    from .textfile import decode  # textfile builds on this module
+    The text is as the model sees it: no byte-order mark, UTF-16 decoded, CR line ends as
+    line breaks."""
+    from .textfile import decode, to_lf  # textfile builds on this module
 
-    return decode(load_bytes(real, shown), shown, for_display=True)[0]
+    text, layout = decode(load_bytes(real, shown), shown, for_display=True)
+    # A classic-Mac file (CR line ends) is shown line by line, as the edit tools see it.
+    return to_lf(text, cr=True) if layout.eol == "\r" else text
 
 
 def make_dirs(directory: Path) -> None:
