@@ -245,10 +245,15 @@ def run_main(argv: list[str]) -> int:
     for name in host.unknown:
         print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
               file=sys.stderr)
-    if args.allow or args.deny:  # a typo in --deny must not pass silently
-        unknown = unknown_flag_tools(boot.config, boot.hooks.tools(boot.config))
-        if unknown:
-            return _fail(unknown, 2)
+    if args.allow or args.deny or boot.config.get("permission") \
+            or boot.config.extra.get("project_permission"):
+        # A typo in --deny, or a rule that can never match, must not pass silently.
+        from agent.rule_check import unmatchable_rule
+
+        known = boot.hooks.tools(boot.config)
+        problem = unknown_flag_tools(boot.config, known) or unmatchable_rule(boot.config, known)
+        if problem:
+            return _fail(problem, 2)
     code = _resolve_resume(boot, args)
     if code:
         return code

@@ -139,6 +139,8 @@ class Tool:
     - ``tool_set`` names the optional set the tool belongs to (``core``, ``edit-plus``, ``git``,
       ``net``); ``None`` means a session or plugin tool that tool sets never withhold.
     - ``read_only`` marks tools offered to read-only agents and explore subagents.
+    - ``subjectless`` says no call ever has a subject for permission patterns to match
+      (a clock, a todo list): pattern rules on the tool are refused at startup.
     - ``run(args, ctx)`` is async; it returns text or a :class:`ToolResult`, or raises
       :class:`ToolError`.  Streaming output goes through ``ctx.emit_output``.
     """
@@ -154,6 +156,10 @@ class Tool:
     read_only: bool = False
     prompt: str | None = None  # one line for the system prompt's tool guide, if any
     plugin: str = ""  # set by the core: which plugin registered the tool
+    #: True when the tool's calls never carry a path, command, URL or target, so a
+    #: permission pattern other than ``"*"`` could never match one; such a rule is refused
+    #: at startup instead of being silently ignored.
+    subjectless: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral declaration sent to the model."""

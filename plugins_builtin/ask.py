@@ -106,6 +106,7 @@ def agent_register_tools(register, config):
         name="ask", description="Ask the user a question and wait for the answer. Use it when "
         "a wrong guess would be costly; otherwise take the most reasonable reading and say so.",
         run=run_ask, parameters=PARAMETERS, effects=lambda args: NO_EFFECTS, read_only=True,
+        subjectless=True,
         prompt="only for decisions you cannot make yourself; offer options, your "
                "recommendation first."))
 

@@ -300,6 +300,7 @@ REMEMBER = Tool(
         "text": {"type": "string", "description": "the note, self-contained"}},
         "required": ["kind", "text"], "additionalProperties": False},
     effects=lambda args: NO_EFFECTS,
+    subjectless=True,
     prompt="save what a later session would otherwise rediscover (verified facts only).",
 )
 
@@ -312,6 +313,7 @@ RECALL = Tool(
         "query": {"type": "string", "description": "words to look for"}},
         "required": ["query"], "additionalProperties": False},
     effects=lambda args: NO_EFFECTS,
+    subjectless=True,
     read_only=True,
     prompt="check the notes before re-investigating something.",
 )
@@ -325,6 +327,7 @@ FORGET = Tool(
         "text": {"type": "string", "description": "text the notes to remove contain"}},
         "required": ["text"], "additionalProperties": False},
     effects=lambda args: NO_EFFECTS,
+    subjectless=True,
 )
 
 

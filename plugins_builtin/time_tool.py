@@ -18,6 +18,7 @@ CURRENT_TIME = Tool(
     run=_now,
     parameters={"type": "object", "properties": {}, "additionalProperties": False},
     effects=lambda args: NO_EFFECTS,
+    subjectless=True,
     read_only=True,
 )
 

@@ -138,6 +138,7 @@ TODO_WRITE = Tool(
     run=_todo_write,
     parameters=PARAMETERS,
     effects=lambda args: NO_EFFECTS,
+    subjectless=True,
     tool_set=None,
     read_only=True,
     prompt="for work of three or more steps, keep a task list; one task in_progress at a time",

@@ -237,3 +237,48 @@ def test_policy_explain_times_out_a_hung_guard_too(world):
                      home=home, cwd=ws, PYTHONPATH=str(site), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "decision: deny" in proc.stdout and "hanger" in proc.stdout
+
+
+@pytest.mark.parametrize("answer", ["deny", {"decision": "allow"}, None])
+async def test_a_subagent_meets_the_same_fail_closed_guards(tmp_path, fake_provider, answer):
+    """A garbage answer (or a hang) denies a subagent's call too, under --yolo."""
+    import threading
+
+    from agent import hookimpl
+    from agent.testing import collect, make_boot, make_session
+
+    release = threading.Event()
+
+    class Bad:
+        @hookimpl
+        def agent_guard_tool_call(self, call, effects, session):
+            if call.name == "read_file":
+                if answer is None:
+                    release.wait()  # hangs until the test ends
+                return answer
+            return None
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "secret.txt").write_text("canary-4f1e\n")
+    config, hooks = make_boot(ws, tmp_path / "home",
+                              builtins=["openai", "files", "subagents"],
+                              extra=[("bad", Bad())],
+                              flags={"yolo": True}, file_data={"guard_timeout": 0.3})
+    fake_provider.script(
+        Reply.tool_call("task", {"description": "read it", "prompt": "read secret.txt",
+                                 "kind": "explore"}, id="t1"),
+        Reply.tool_call("read_file", {"path": "secret.txt"}, id="r1"),
+        Reply.text("could not read it"),
+        Reply.text("done"))
+    try:
+        events = await collect(make_session(config, hooks, base_url=fake_provider.openai_url),
+                               "delegate")
+    finally:
+        release.set()
+    assert events[-1].type == "done" and events[-1].reason == "end"
+    assert len(fake_provider.requests) == 4
+    inner = [m["content"] for m in fake_provider.requests[2].body["messages"]
+             if m["role"] == "tool"]
+    assert inner and "Blocked by the bad plugin" in inner[0]
+    assert "canary-4f1e" not in json.dumps([r.body for r in fake_provider.requests])

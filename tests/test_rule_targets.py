@@ -139,3 +139,51 @@ async def test_targets_keep_the_default_policy_for_read_only_tools(dirs):
                        ("git_show", {"ref": "HEAD"})):
         decision = await gate_decision(config, hooks, tools[name], args)
         assert decision.allowed, (name, decision)
+
+
+# ---- rules that can never match are refused at startup ------------------------------------
+
+def headless(fake_provider, home, ws, *flags):
+    fake_provider.script(Reply.text("hi"))
+    return run_agent(["-p", "go", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m", *flags],
+                     home=home, cwd=ws, OPENAI_API_KEY="x")
+
+
+@pytest.mark.parametrize("text,line", [
+    ('[permission]\nbash = "ask"\ntodo_write = { "*" = "allow", "x" = "deny" }\n', 3),
+    ('# rules\n[permission.current_time]\n"*" = "allow"\n"never" = "deny"\n', 4),
+])
+def test_a_pattern_rule_on_a_tool_without_subjects_is_refused_with_file_and_line(
+        dirs, fake_provider, text, line):
+    home, ws = dirs
+    (home / "config.toml").write_text(text)
+    proc = headless(fake_provider, home, ws)
+    assert proc.returncode == 2
+    assert f"{home / 'config.toml'} line {line}: the permission rule" in proc.stderr
+    assert "can never match" in proc.stderr
+    assert fake_provider.requests == []
+
+
+def test_a_project_rule_that_can_never_match_is_refused_too(dirs, fake_provider):
+    home, ws = dirs
+    (ws / ".agent").mkdir()
+    (ws / ".agent" / "config.toml").write_text('[permission]\nremember = {"x*" = "deny"}\n')
+    proc = headless(fake_provider, home, ws)
+    assert proc.returncode == 2
+    assert f"{ws / '.agent' / 'config.toml'} line 2:" in proc.stderr
+    assert fake_provider.requests == []
+
+
+def test_a_flag_rule_that_can_never_match_is_refused(dirs, fake_provider):
+    home, ws = dirs
+    proc = headless(fake_provider, home, ws, "--deny", "current_time:tomorrow")
+    assert proc.returncode == 2
+    assert "--deny 'current_time:tomorrow': the permission rule" in proc.stderr
+
+
+def test_one_decision_for_a_tool_without_subjects_is_fine_and_applies(dirs, fake_provider):
+    home, ws = dirs
+    (home / "config.toml").write_text('[permission]\ncurrent_time = {"*" = "deny"}\n')
+    out = run(fake_provider, home, ws, [("current_time", {})], "--yolo")
+    assert out["c0"][:2] == ("tool-denied", "rule")

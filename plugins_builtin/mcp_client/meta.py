@@ -81,12 +81,12 @@ def meta_tools(st: Any) -> list[Tool]:
         Tool(name="mcp_list", description="List the MCP servers and their tools (name and "
              "first line of the description).", run=run_list,
              parameters={"type": "object", "properties": {}, "additionalProperties": False},
-             effects=lambda args: NO_EFFECTS, read_only=True),
+             effects=lambda args: NO_EFFECTS, read_only=True, subjectless=True),
         Tool(name="mcp_inspect", description="Show one MCP tool's full description and input "
              "schema; read it before mcp_call.", run=run_inspect,
              parameters={"type": "object", "properties": dict(_SERVER_TOOL),
                          "required": ["server", "tool"], "additionalProperties": False},
-             effects=lambda args: NO_EFFECTS, read_only=True),
+             effects=lambda args: NO_EFFECTS, read_only=True, subjectless=True),
         Tool(name="mcp_call", description="Call a tool of an MCP server with arguments that "
              "follow its input schema (see mcp_inspect). Needs approval.", run=run_call,
              parameters={"type": "object", "properties": {
