@@ -1,58 +1,79 @@
-"""Splitting a shell command line into every simple command it would run.
+"""Every simple command a shell command line would run, read with the tree-sitter bash grammar.
 
-Guards, the "always" grant and registry manifests judge a command by the programs it starts.
-A command line hides those behind operators (``a && b``, ``a; b``, ``a | b``, ``a &``),
-substitutions (``$(...)``, backticks, ``<(...)``), groups (``( ... )``, ``{ ...; }``), nested
-shells (``bash -c '...'``, ``eval``, ``find -exec``) and wrappers (``sudo``, ``env X=1``,
-``timeout 5``, ``xargs``, ...).  :func:`parse` finds every simple command, strips the
-wrappers so the program that really runs is ``argv[0]``, and records which commands feed
-which through a pipe.
+Guards, permission rules, the "always" grant and registry manifests judge a command by the
+programs it starts.  A command line hides those behind operators (``a && b``, ``a | b``),
+substitutions (``$(...)``, backticks, ``<(...)``), compound commands (``( )``, ``{ }``, ``if``,
+``while``, ``for``, ``case``, function bodies, ``!``), nested shells (``bash -c '...'``,
+``eval``, a here-document fed to ``sh``) and wrappers (``sudo``, ``env X=1``, ``timeout 5``).
+:func:`parse` finds every simple command anywhere in the tree, removes quotes the way the shell
+does, peels the wrappers (:mod:`agent.shell_wrappers`) so ``argv[0]`` is what really runs, and
+records which commands feed which through a pipe.
 
-This is a scanner for judging commands, not an interpreter: it never expands variables or
-globs, and it is deliberately generous (anything that *might* be a command is reported).  It
-never raises and runs in time linear in the input per nesting level; malformed input
-(unbalanced quotes or parentheses) is read as far as it goes, the rest becoming plain words.
-Nesting deeper than :data:`MAX_DEPTH`, or so convoluted that re-reading it would exceed a
-budget linear in the input, marks the result incomplete, so a guard can refuse what it
-cannot see.
+What cannot be known without running the command is *unresolved*, never guessed: a variable or
+substitution in command position, a call of a function defined in the same text, ``eval`` or
+``source`` of something that is not a literal, an interpreter given code (``python -c``),
+a shell or interpreter reading a script from a pipe.  Text the grammar cannot parse marks the
+script incomplete.  Callers treat both as "ask a person".
+
+The parser is tree-sitter-bash (MIT, maintained, wheels for every platform we run on): it was
+measured against bashlex and the old hand-written scanner by ``bench/shell_parsers.py``.  If
+it cannot be imported every command is incomplete, so nothing is allowed by a rule.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from agent.shell_wrappers import SHELLS, find_exec, inner_scripts, split_words, unwrap
+from agent.shell_wrappers import (
+    INTERPRETERS,
+    SHELLS,
+    Peeled,
+    code_argument,
+    find_exec,
+    peel,
+    script_operand,
+    split_words,
+    unwrap,
+)
 
 __all__ = ["MAX_DEPTH", "SHELLS", "Script", "SimpleCommand", "parse", "simple_commands",
            "split_commands", "split_words", "unwrap"]
 
 #: Nested scripts (substitutions, subshells, ``bash -c``) deeper than this are not read.
 MAX_DEPTH = 24
-#: Nested scripts are re-read (``bash -c "$(...)"`` reads the substitution twice); the
-#: characters re-read are capped at this multiple of the input plus a floor, so nesting
-#: cannot make the work explode.  Past the cap the result is marked incomplete.
+#: Nested scripts are parsed again (``bash -c "$(...)"``); the characters re-read are capped at
+#: this multiple of the input plus a floor.  Past the cap the result is marked incomplete.
 REREAD_FACTOR = 8
 REREAD_MIN = 100_000
+#: Longer input is not parsed at all (incomplete): nobody reviews a 1 MB command line.
+MAX_INPUT = 1_000_000
+#: Parsing gives up (incomplete) after this long plus this much per byte of input.
+PARSE_SECONDS = 0.25
+PARSE_SECONDS_PER_BYTE = 10e-6
 
-_BREAKS = frozenset(" \t\n;&|<>()")
-# Runs of characters with no meaning to the scanner, copied in one step (speed on long input).
-_PLAIN_IN_WORD = re.compile(r"[^ \t\n;&|<>()\\'\"$`]+")
-_PLAIN_IN_QUOTES = re.compile(r"[^\\\"$`]+")
+_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
 @dataclass(frozen=True)
 class SimpleCommand:
     """One simple command.
 
-    ``words`` are the words as the shell would see them after quote removal (substitutions
-    stay as written, e.g. ``$(date)``); ``argv`` is ``words`` without leading assignments,
-    reserved words and wrapper programs, so ``argv[0]`` is what actually runs.
-    ``redirects`` are ``(operator, target)`` pairs.  ``pipes`` places the command in every
-    pipeline around it: ``(pipeline id, stage)`` pairs from the outermost in, so two commands
-    share a pipeline when they share an id, and the lower stage feeds the higher.
-    ``substituted`` are the commands whose output becomes part of this one's words.
+    ``words`` are the words after quote removal (a substitution or variable stays as written,
+    e.g. ``$(date)``); ``argv`` is ``words`` without leading assignments and wrapper programs,
+    so ``argv[0]`` is what actually runs.  ``dynamic`` flags, per ``argv`` word, a value only
+    known when the command runs.  ``assignments`` are the ``NAME=value`` words before the
+    command and those a wrapper like ``env`` sets; ``wrappers`` the programs peeled off.
+    ``redirects`` are ``(operator, target)`` pairs (also those of an enclosing compound
+    command).  ``pipes`` places the command in every pipeline around it, outermost first, as
+    ``(pipeline id, stage)``.  ``substituted`` are the commands whose output becomes part of
+    this one's words.  ``unresolved`` says why what this command runs cannot be known
+    statically ("" when it can).
     """
 
     argv: tuple[str, ...]
@@ -60,6 +81,12 @@ class SimpleCommand:
     redirects: tuple[tuple[str, str], ...] = ()
     pipes: tuple[tuple[int, int], ...] = ()
     substituted: tuple[SimpleCommand, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    assignments: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    unresolved: str = ""
+    stdin: str = ""  # "heredoc", "herestring", "file" or "" (a pipe shows in ``pipes``)
+    wrapper_writes: tuple[str, ...] = ()  # files a wrapper itself writes (``time -o f``)
 
     @property
     def name(self) -> str:
@@ -70,31 +97,81 @@ class SimpleCommand:
     def args(self) -> tuple[str, ...]:
         return self.argv[1:]
 
+    def is_dynamic(self, index: int) -> bool:
+        """True when ``argv[index]`` is only known at run time."""
+        return index < len(self.dynamic) and self.dynamic[index]
+
+    @property
+    def any_dynamic(self) -> bool:
+        return any(self.dynamic)
+
     def feeds(self, other: SimpleCommand) -> bool:
         """True when this command's output is piped (directly or not) into ``other``."""
         theirs = dict(other.pipes)
         return any(pid in theirs and stage < theirs[pid] for pid, stage in self.pipes)
 
+    @property
+    def piped_into(self) -> bool:
+        """True when something is piped into this command's standard input."""
+        return any(stage > 0 for _pid, stage in self.pipes)
+
 
 @dataclass
 class Script:
-    """The result of :func:`parse`: every simple command, in the order the shell would run
-    them, whether all of the text could be read (``complete``), and the bodies of
-    here-documents (data, not commands)."""
+    """The result of :func:`parse`: every simple command, in source order (substitutions
+    before the command that uses them); whether all of the text could be read
+    (``complete``); why parts of it cannot be known statically (``unresolved``); the bodies
+    of here-documents; and the names of the shell functions it defines."""
 
     commands: list[SimpleCommand] = field(default_factory=list)
     complete: bool = True
     heredocs: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)  # why the script is incomplete
+
+    def incomplete(self, why: str) -> None:
+        self.complete = False
+        if why not in self.problems:
+            self.problems.append(why)
+
+    def note_unresolved(self, why: str) -> None:
+        if why not in self.unresolved:
+            self.unresolved.append(why)
+
+
+_PARSER: Any = None
+
+
+def _parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
 
 
 def parse(text: str) -> Script:
     """Every simple command in ``text`` (see the module docstring).  Never raises."""
     script = Script()
+    if len(text) > MAX_INPUT:
+        script.incomplete(f"the command is longer than {MAX_INPUT} characters")
+        return script
     try:
-        counter = _Counter(REREAD_FACTOR * len(text) + REREAD_MIN)
-        _Parser(text, script, counter, depth=0, outer=()).parse_list(None)
-    except Exception:  # pathological input or a scanner bug: keep what was read, say partial
-        script.complete = False
+        parser = _parser()
+    except Exception as exc:  # no parser: nothing can be proven, so nothing is allowed
+        script.incomplete(f"the shell parser is unavailable ({exc})")
+        return script
+    try:
+        walker = _Walker(script, parser, REREAD_FACTOR * len(text) + REREAD_MIN)
+        walker.script_text(text, depth=0, outer=(), redirects=())
+        walker.mark_function_calls()
+    except RecursionError:
+        script.incomplete("the command is nested too deeply to check")
+    except Exception as exc:  # a walker bug: keep what was read, say partial
+        script.incomplete(f"the command could not be read ({type(exc).__name__})")
     return script
 
 
@@ -108,366 +185,7 @@ def split_commands(text: str) -> list[list[str]]:
     return [list(c.argv) for c in parse(text).commands if c.argv]
 
 
-class _Counter:
-    """Pipeline ids and the re-reading budget shared by every nested parser of one
-    :func:`parse` call."""
-
-    def __init__(self, budget: int) -> None:
-        self.value = 0
-        self.budget = budget
-
-    def next(self) -> int:
-        self.value += 1
-        return self.value
-
-    def spend(self, chars: int) -> bool:
-        """Charge re-reading ``chars`` characters; False once the budget is spent."""
-        self.budget -= chars
-        return self.budget >= 0
-
-
-@dataclass
-class _Pending:
-    """A command being read."""
-
-    words: list[str] = field(default_factory=list)
-    redirects: list[tuple[str, str]] = field(default_factory=list)
-    first_output: int = 0  # index in the output where its substituted commands start
-
-
-class _Parser:
-    def __init__(self, text: str, script: Script, counter: _Counter, *, depth: int,
-                 outer: tuple[tuple[int, int], ...]) -> None:
-        self.text = text
-        self.n = len(text)
-        self.pos = 0
-        self.script = script
-        self.counter = counter
-        self.depth = depth
-        self.outer = outer
-        # here-documents waiting for the end of the line: (delimiter, strip tabs, expand,
-        # where the command that reads it sits)
-        self.heredocs: list[tuple[str, bool, bool, tuple[tuple[int, int], ...]]] = []
-        self.pipeline = counter.next()
-        self.stage = 0
-        self.brace_level = 0
-
-    # ---- structure ------------------------------------------------------------------------
-
-    def here(self) -> tuple[tuple[int, int], ...]:
-        return self.outer + ((self.pipeline, self.stage),)
-
-    def nested(self, text: str) -> None:
-        """Parse ``text`` (a substitution, a ``-c`` script) as commands inside this stage."""
-        if self.depth + 1 > MAX_DEPTH or not self.counter.spend(len(text)):
-            self.script.complete = False
-            return
-        _Parser(text, self.script, self.counter, depth=self.depth + 1,
-                outer=self.here()).parse_list(None)
-
-    def parse_list(self, stop: str | None) -> None:
-        """Read commands until ``stop`` (``)`` or a backtick) or the end of the text."""
-        cmd = _Pending(first_output=len(self.script.commands))
-        text = self.text
-        while self.pos < self.n:
-            c = text[self.pos]
-            nxt = text[self.pos + 1] if self.pos + 1 < self.n else ""
-            if stop is not None and c == stop:
-                self.pos += 1
-                self.finish(cmd)
-                return
-            if c in " \t":
-                self.pos += 1
-            elif c == "\\" and nxt == "\n":
-                self.pos += 2
-            elif c == "#" and not self._inside_word():
-                end = text.find("\n", self.pos)
-                self.pos = self.n if end < 0 else end
-            elif c == "\n":
-                self.pos += 1
-                cmd = self.separate(cmd)
-                self.read_heredocs()
-            elif c == ";":
-                self.pos += 2 if nxt in ";&" else 1
-                cmd = self.separate(cmd)
-            elif c == "&" and nxt == ">":
-                self.pos += 3 if text.startswith("&>>", self.pos) else 2
-                cmd.redirects.append(("&>", self.read_word_value()))
-            elif c == "&":
-                self.pos += 2 if nxt == "&" else 1
-                cmd = self.separate(cmd)
-            elif c == "|":
-                if nxt == "|":
-                    self.pos += 2
-                    cmd = self.separate(cmd)
-                else:
-                    self.pos += 2 if nxt == "&" else 1
-                    cmd = self.pipe(cmd)
-            elif c in "<>" and nxt == "(":
-                self.pos += 2
-                self.group(")")
-                cmd.words.append(f"{c}(...)")
-            elif c in "<>":
-                self.redirect(cmd, "")
-            elif c == "(":
-                self.pos += 1
-                self.group(")")
-            elif c == ")":
-                # An unmatched ")" (a case pattern, stray input) separates like ";".
-                self.pos += 1
-                cmd = self.separate(cmd)
-            else:
-                value = self.read_word()
-                if value.isdigit() and self.pos < self.n and text[self.pos] in "<>":
-                    self.redirect(cmd, value)
-                else:
-                    cmd.words.append(value)
-        self.finish(cmd)
-
-    def _inside_word(self) -> bool:
-        return self.pos > 0 and self.text[self.pos - 1] not in " \t\n;&|()<>"
-
-    def group(self, stop: str) -> None:
-        """A subshell or process substitution: its commands run inside the current stage."""
-        if self.depth + 1 > MAX_DEPTH:
-            self.script.complete = False
-            self.pos = self.n
-            return
-        inner = _Parser(self.text, self.script, self.counter, depth=self.depth + 1,
-                        outer=self.here())
-        inner.pos = self.pos
-        inner.parse_list(stop)
-        self.pos = inner.pos
-
-    def separate(self, cmd: _Pending) -> _Pending:
-        self.finish(cmd)
-        self.pipeline = self.counter.next()
-        self.stage = 0
-        return _Pending(first_output=len(self.script.commands))
-
-    def pipe(self, cmd: _Pending) -> _Pending:
-        self.finish(cmd)
-        self.stage += 1
-        return _Pending(first_output=len(self.script.commands))
-
-    def redirect(self, cmd: _Pending, fd: str) -> None:
-        text = self.text
-        for op in ("<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<"):
-            if text.startswith(op, self.pos):
-                break
-        self.pos += len(op)
-        if op in ("<<", "<<-"):
-            start = self.pos
-            delimiter = self.read_word_value()
-            raw = text[start:self.pos]
-            expand = not any(q in raw for q in "'\"\\")
-            self.heredocs.append((delimiter, op == "<<-", expand, self.here()))
-            cmd.redirects.append((fd + op, delimiter))
-            return
-        cmd.redirects.append((fd + op, self.read_word_value()))
-
-    def read_heredocs(self) -> None:
-        """Skip the bodies of here-documents started on the line just ended; an unquoted
-        delimiter means the body's substitutions run, so those are read as commands."""
-        pending, self.heredocs = self.heredocs, []
-        for delimiter, strip_tabs, expand, where in pending:
-            start = self.pos
-            while self.pos < self.n:
-                end = self.text.find("\n", self.pos)
-                end = self.n if end < 0 else end
-                line = self.text[self.pos:end]
-                self.pos = min(end + 1, self.n)
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    body = self.text[start:end - len(line)]
-                    break
-            else:
-                body = self.text[start:]
-            self.script.heredocs.append(body)
-            if expand:
-                self.scan_substitutions(body, where)
-
-    def scan_substitutions(self, body: str, where: tuple[tuple[int, int], ...]) -> None:
-        if self.depth + 1 > MAX_DEPTH or not self.counter.spend(len(body)):
-            self.script.complete = False
-            return
-        inner = _Parser(body, self.script, self.counter, depth=self.depth + 1, outer=where)
-        inner.read_double_quoted(until_end=True)
-
-    # ---- words ----------------------------------------------------------------------------
-
-    def skip_blanks(self) -> None:
-        while self.pos < self.n and self.text[self.pos] in " \t":
-            self.pos += 1
-
-    def read_word_value(self) -> str:
-        self.skip_blanks()
-        if self.pos < self.n and self.text[self.pos] not in _BREAKS:
-            return self.read_word()
-        return ""
-
-    def read_word(self) -> str:
-        """One word, quotes removed; substitutions are read as commands and kept as text."""
-        text = self.text
-        out: list[str] = []
-        while self.pos < self.n:
-            c = text[self.pos]
-            if c in _BREAKS:
-                break
-            if c == "\\":
-                if self.pos + 1 < self.n:
-                    if text[self.pos + 1] != "\n":
-                        out.append(text[self.pos + 1])
-                    self.pos += 2
-                else:
-                    self.pos += 1
-            elif c == "'":
-                end = text.find("'", self.pos + 1)
-                end = self.n if end < 0 else end
-                out.append(text[self.pos + 1:end])
-                self.pos = min(end + 1, self.n)
-            elif c == '"':
-                self.pos += 1
-                out.append(self.read_double_quoted(until_end=False))
-            elif c == "$" and text.startswith("$'", self.pos):
-                out.append(self.read_ansi_c())
-            elif c in "$`":
-                out.append(self.read_dollar_or_backtick())
-            else:
-                plain = _PLAIN_IN_WORD.match(text, self.pos)
-                out.append(plain.group())
-                self.pos = plain.end()
-        return "".join(out)
-
-    def read_double_quoted(self, *, until_end: bool) -> str:
-        text = self.text
-        out: list[str] = []
-        while self.pos < self.n:
-            c = text[self.pos]
-            if c == '"' and not until_end:
-                self.pos += 1
-                break
-            if c == "\\" and self.pos + 1 < self.n:
-                if text[self.pos + 1] in '$`"\\\n':
-                    if text[self.pos + 1] != "\n":
-                        out.append(text[self.pos + 1])
-                else:
-                    out.append(text[self.pos:self.pos + 2])
-                self.pos += 2
-            elif c in "$`":
-                out.append(self.read_dollar_or_backtick())
-            else:
-                plain = _PLAIN_IN_QUOTES.match(text, self.pos)
-                if plain is None:  # a lone backslash at the end, or '"' in a here-document
-                    out.append(c)
-                    self.pos += 1
-                else:
-                    out.append(plain.group())
-                    self.pos = plain.end()
-        return "".join(out)
-
-    def read_dollar_or_backtick(self) -> str:
-        """``$(...)``, ``$((...))``, ``${...}`` or a backtick substitution; returns its text."""
-        text = self.text
-        start = self.pos
-        if text[self.pos] == "`":
-            self.pos += 1
-            body: list[str] = []
-            while self.pos < self.n and text[self.pos] != "`":
-                if text[self.pos] == "\\" and self.pos + 1 < self.n:
-                    body.append(text[self.pos + 1])
-                    self.pos += 2
-                else:
-                    body.append(text[self.pos])
-                    self.pos += 1
-            self.pos = min(self.pos + 1, self.n)
-            self.nested("".join(body))
-            return text[start:self.pos]
-        nxt = text[self.pos + 1] if self.pos + 1 < self.n else ""
-        if nxt == "(":
-            self.pos += 2
-            self.group(")")
-            return text[start:self.pos]
-        if nxt == "{":
-            self.pos += 2
-            self.read_braced()
-            return text[start:self.pos]
-        self.pos += 1
-        return "$"
-
-    def read_braced(self) -> None:
-        """The rest of ``${...}``: skip to the matching brace, reading substitutions inside."""
-        text = self.text
-        self.brace_level += 1
-        if self.brace_level > MAX_DEPTH:
-            self.script.complete = False
-            self.pos = self.n
-        depth = 1
-        while self.pos < self.n:
-            c = text[self.pos]
-            if c == "$" and text.startswith("${", self.pos):
-                depth += 1
-                self.pos += 2
-            elif c == "}":
-                depth -= 1
-                self.pos += 1
-                if depth == 0:
-                    break
-            elif c == "{":
-                depth += 1
-                self.pos += 1
-            elif c == "\\":
-                self.pos += 2
-            elif c == "'":
-                end = text.find("'", self.pos + 1)
-                self.pos = self.n if end < 0 else end + 1
-            elif c == '"':
-                self.pos += 1
-                self.read_double_quoted(until_end=False)
-            elif c in "$`":
-                self.read_dollar_or_backtick()
-            else:
-                self.pos += 1
-        self.pos = min(self.pos, self.n)
-        self.brace_level -= 1
-
-    def read_ansi_c(self) -> str:
-        """``$'...'`` with its backslash escapes decoded (``$'\\x72m'`` is ``rm``)."""
-        text = self.text
-        self.pos += 2
-        out: list[str] = []
-        while self.pos < self.n and text[self.pos] != "'":
-            c = text[self.pos]
-            if c == "\\" and self.pos + 1 < self.n:
-                char, used = _ansi_escape(text, self.pos + 1)
-                out.append(char)
-                self.pos += 1 + used
-            else:
-                out.append(c)
-                self.pos += 1
-        self.pos = min(self.pos + 1, self.n)
-        return "".join(out)
-
-    # ---- finishing a command --------------------------------------------------------------
-
-    def finish(self, cmd: _Pending) -> None:
-        if not cmd.words and not cmd.redirects:
-            return
-        words = tuple(cmd.words)
-        argv = unwrap(words)
-        substituted = tuple(self.script.commands[cmd.first_output:])
-        simple = SimpleCommand(argv, words, tuple(cmd.redirects), self.here(), substituted)
-        self.script.commands.append(simple)
-        self.expand_inner(simple)
-
-    def expand_inner(self, simple: SimpleCommand) -> None:
-        """Commands hidden in arguments: ``bash -c S``, ``eval S``, ``su -c S``,
-        ``find ... -exec CMD ;``."""
-        for script in inner_scripts(simple.argv):
-            self.nested(script)
-        for argv in find_exec(simple.argv):
-            inner = unwrap(tuple(argv))
-            self.script.commands.append(SimpleCommand(inner, tuple(argv), (), self.here()))
-
+# ---- words ------------------------------------------------------------------------------------
 
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                    "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -488,7 +206,524 @@ def _ansi_escape(text: str, i: int) -> tuple[str, int]:
         if digits:
             code = int(digits.group(), 16)
             return (chr(code) if code <= 0x10FFFF else "?"), 1 + len(digits.group())
+    if c == "c" and i + 1 < len(text):
+        return chr(ord(text[i + 1]) & 0x1F), 2
     digits = re.match(r"[0-7]{1,3}", text[i:i + 3])
     if digits:
         return chr(int(digits.group(), 8) & 0xFF), len(digits.group())
     return "\\" + c, 1
+
+
+def decode_ansi_c(body: str) -> str:
+    """The value of ``$'body'``."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            char, used = _ansi_escape(body, i + 1)
+            out.append(char)
+            i += 1 + used
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def _unescape_bare(text: str) -> str:
+    r"""Quote removal for an unquoted word: ``\x`` is ``x``, ``\<newline>`` is nothing."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _unescape_double(text: str) -> str:
+    r"""Quote removal inside ``"..."``: only ``\$ \` \" \\ \<newline>`` are escapes."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+_DYNAMIC_NODES = frozenset({"simple_expansion", "expansion", "command_substitution",
+                            "process_substitution", "arithmetic_expansion"})
+
+
+# ---- the walker -------------------------------------------------------------------------------
+
+@dataclass
+class _Where:
+    """Where a node sits: nesting depth, enclosing pipeline stages, enclosing redirects."""
+
+    depth: int
+    outer: tuple[tuple[int, int], ...]
+    redirects: tuple[tuple[str, str], ...]
+
+
+class _Walker:
+    def __init__(self, script: Script, parser: Any, budget: int) -> None:
+        self.script = script
+        self.parser = parser
+        self.budget = budget
+        self.pipeline_ids = 0
+
+    def next_pipeline(self) -> int:
+        self.pipeline_ids += 1
+        return self.pipeline_ids
+
+    # -- scripts --
+
+    def script_text(self, text: str, *, depth: int, outer: tuple[tuple[int, int], ...],
+                    redirects: tuple[tuple[str, str], ...]) -> None:
+        """Parse ``text`` as a script and walk it."""
+        if depth > MAX_DEPTH:
+            self.script.incomplete("the command is nested too deeply to check")
+            return
+        self.budget -= len(text)
+        if self.budget < 0:
+            self.script.incomplete("the command re-reads too much nested text to check")
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        root = self.parse_bytes(data)
+        if root is None:
+            return
+        if root.has_error:
+            self.script.incomplete("the shell cannot parse it: " + _first_error(root, data))
+        _SOURCE.stack.append(data)
+        try:
+            self.walk(root, _Where(depth, outer, redirects))
+        finally:
+            _SOURCE.stack.pop()
+
+    def parse_bytes(self, data: bytes) -> Any:
+        """The syntax tree of ``data``, or None (marked incomplete) when the grammar's error
+        recovery would take longer than :data:`PARSE_SECONDS` plus a little per byte
+        (tree-sitter's recovery is quadratic on some garbage)."""
+        deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_BYTE * len(data)
+
+        def read(offset: int, _point: Any) -> bytes:
+            return data[offset:offset + 65536]
+
+        def too_slow(_offset: int, _has_error: bool) -> bool:
+            return time.monotonic() > deadline
+
+        try:
+            tree = self.parser.parse(read, progress_callback=too_slow)
+        except ValueError:  # cancelled by too_slow
+            self.parser.reset()
+            self.script.incomplete("the command is too convoluted to parse in time")
+            return None
+        return tree.root_node
+
+    def walk(self, node: Any, where: _Where) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, where)
+        elif kind == "pipeline":
+            pid = self.next_pipeline()
+            stage = 0
+            for child in node.children:
+                if not child.is_named:
+                    if child.type in ("|", "|&"):
+                        stage += 1
+                    continue
+                self.walk(child, _Where(where.depth, where.outer + ((pid, stage),),
+                                        where.redirects))
+        elif kind == "redirected_statement":
+            self.redirected(node, where)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.script.functions.add(_text(name))
+            for child in node.named_children:
+                if child != name:
+                    self.walk(child, where)
+        elif kind == "variable_assignment" or kind == "declaration_command":
+            self.assignment_statement(node, where)
+        elif kind in ("heredoc_body", "heredoc_content"):
+            self.heredoc_text(node, where)
+        elif kind == "unset_command":
+            for child in node.named_children:
+                self.walk(child, where)
+        else:
+            for child in node.named_children:
+                self.walk(child, where)
+
+    def redirected(self, node: Any, where: _Where) -> None:
+        body = node.child_by_field_name("body")
+        redirects = list(where.redirects)
+        stdin: list[tuple[str, str, bool]] = []  # (kind, text, literal)
+        for child in node.named_children:
+            if child == body:
+                continue
+            self.collect_redirect(child, where, redirects, stdin)
+        inner = _Where(where.depth, where.outer, tuple(redirects))
+        if body is None:
+            if redirects != list(where.redirects):  # a bare redirection: `> file`
+                self.emit(_Built([], [], [], tuple(redirects)), inner, "")
+            return
+        if body.type == "command":
+            self.command(body, inner, stdin)
+        else:
+            self.walk(body, inner)
+
+    def collect_redirect(self, node: Any, where: _Where, redirects: list[tuple[str, str]],
+                         stdin: list[tuple[str, str, bool]]) -> None:
+        kind = node.type
+        if kind == "file_redirect":
+            fd = op = target = ""
+            for child in node.children:
+                if child.type == "file_descriptor":
+                    fd = _text(child)
+                elif not child.is_named:
+                    op = child.type
+                else:
+                    value, dynamic = self.word(child, where)
+                    target = value if not dynamic else _text(child)
+                    if dynamic and ">" in op:
+                        self.script.note_unresolved(
+                            f"writes to a path only known when it runs ({_text(child)})")
+            redirects.append((fd + op, target))
+            if op == "<" and not fd:
+                stdin.append(("file", target, True))
+        elif kind == "heredoc_redirect":
+            start = node.child_by_field_name("start") or _first_of(node, "heredoc_start")
+            raw = _text(start) if start is not None else ""
+            quoted = any(q in raw for q in "'\"\\")
+            body_text = ""
+            for child in node.named_children:
+                if child.type == "heredoc_body":
+                    body_text = _text(child)
+                    self.script.heredocs.append(body_text)
+                    if not quoted:
+                        self.walk(child, where)
+                elif child.type == "file_redirect":
+                    self.collect_redirect(child, where, redirects, stdin)
+                elif child.type not in ("heredoc_start", "heredoc_end"):
+                    self.walk(child, where)
+            redirects.append(("<<", raw))
+            literal = quoted or not any(c in body_text for c in "$`")
+            stdin.append(("heredoc", body_text, literal))
+        elif kind == "herestring_redirect":
+            value, dynamic = "", False
+            for child in node.named_children:
+                value, dynamic = self.word(child, where)
+            redirects.append(("<<<", value))
+            stdin.append(("herestring", value, not dynamic))
+        else:
+            self.walk(node, where)
+
+    def heredoc_text(self, node: Any, where: _Where) -> None:
+        """An unquoted here-document: its substitutions run.  The grammar reads ``$(...)``
+        but leaves backticks as text, so those are parsed here."""
+        if node.type == "heredoc_content" or not node.named_children:
+            body = _text(node)
+            for match in re.finditer(r"`((?:\\.|[^`\\])*)`", body):
+                self.script_text(_unescape_double(match.group(1)), depth=where.depth + 1,
+                                 outer=where.outer, redirects=())
+            return
+        for child in node.named_children:
+            self.walk(child, where)
+
+    def assignment_statement(self, node: Any, where: _Where) -> None:
+        """``X=1``, ``export X=$(...)``: substitutions in the values run; assigning a
+        variable that changes how later commands resolve is noted."""
+        words: list[str] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                if value is not None:
+                    self.word(value, where)
+                words.append(_text(name) + "=" if name is not None else _text(child))
+            else:
+                value, _ = self.word(child, where)
+                words.append(value)
+        keyword = node.children[0].type if node.type == "declaration_command" else ""
+        self.emit(_Built([keyword] if keyword else [], [False] if keyword else [], words, ()),
+                  where, "")
+
+    # -- words --
+
+    def word(self, node: Any, where: _Where) -> tuple[str, bool]:
+        """The value of one word node after quote removal, and whether it is only known when
+        the command runs.  Substitutions inside it are walked (their commands run)."""
+        kind = node.type
+        if kind in ("word", "number"):
+            return _unescape_bare(_text(node)), False
+        if kind == "raw_string":
+            return _text(node)[1:-1], False
+        if kind == "ansi_c_string":
+            return decode_ansi_c(_text(node)[2:-1]), False
+        if kind in ("string", "translated_string"):
+            parts: list[str] = []
+            dynamic = False
+            for child in node.named_children:
+                if child.type == "string_content":
+                    parts.append(_unescape_double(_text(child)))
+                elif child.type == "string":
+                    value, dyn = self.word(child, where)
+                    parts.append(value)
+                    dynamic = dynamic or dyn
+                else:
+                    self.walk(child, where)
+                    parts.append(_text(child))
+                    dynamic = True
+            return "".join(parts), dynamic
+        if kind == "concatenation":
+            parts = []
+            dynamic = False
+            for child in node.children:
+                if not child.is_named:
+                    parts.append(_text(child))
+                    continue
+                value, dyn = self.word(child, where)
+                parts.append(value)
+                dynamic = dynamic or dyn
+            return "".join(parts), dynamic
+        if kind in _DYNAMIC_NODES:
+            self.walk(node, where)
+            return _text(node), True
+        # anything else (arrays, test expressions, extglob patterns): walk it, keep its text
+        self.walk(node, where)
+        return _text(node), _contains(node, _DYNAMIC_NODES)
+
+    # -- commands --
+
+    def command(self, node: Any, where: _Where,
+                stdin: list[tuple[str, str, bool]] | None = None) -> None:
+        redirects = list(where.redirects)
+        stdin = list(stdin or [])
+        assignments: list[str] = []
+        values: list[str] = []
+        dynamic: list[bool] = []
+        first = len(self.script.commands)
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                value = child.child_by_field_name("value")
+                value_text = self.word(value, where)[0] if value is not None else ""
+                name = child.child_by_field_name("name")
+                assignments.append((_text(name) if name is not None else "?") + "="
+                                   + value_text)
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.collect_redirect(child, where, redirects, stdin)
+            elif kind == "command_name":
+                inner = child.named_children[0] if child.named_children else child
+                value, dyn = self.word(inner, where)
+                values.append(value)
+                dynamic.append(dyn or _expands(inner))
+            elif kind == "subshell" or kind == "compound_statement":
+                self.walk(child, where)
+            else:
+                value, dyn = self.word(child, where)
+                values.append(value)
+                dynamic.append(dyn)
+        substituted = tuple(self.script.commands[first:])
+        built = _Built(values, dynamic, assignments, tuple(redirects), substituted, stdin)
+        self.emit(built, _Where(where.depth, where.outer, tuple(redirects)), "")
+
+    def emit(self, built: _Built, where: _Where, why: str) -> None:
+        peeled = peel(built.values, built.dynamic)
+        unresolved = why or peeled.unresolved
+        if not unresolved and peeled.argv and peeled.dynamic[:1] == (True,):
+            unresolved = f"the program to run is only known when it runs ({peeled.argv[0]})"
+        words = tuple(built.assignments) + tuple(built.values)
+        simple = SimpleCommand(
+            argv=peeled.argv, words=words, redirects=built.redirects,
+            pipes=where.outer, substituted=built.substituted, dynamic=peeled.dynamic,
+            assignments=tuple(built.assignments) + peeled.assignments,
+            wrappers=peeled.wrappers, unresolved=unresolved,
+            stdin=built.stdin[-1][0] if built.stdin else "", wrapper_writes=peeled.writes)
+        index = len(self.script.commands)
+        self.script.commands.append(simple)
+        if peeled.script is not None and not unresolved:
+            self.script_text(peeled.script, depth=where.depth + 1, outer=where.outer,
+                             redirects=())
+        elif not simple.unresolved:
+            simple = self.inner(simple, peeled, built, where)
+            self.script.commands[index] = simple
+        if simple.unresolved:
+            self.script.note_unresolved(simple.unresolved)
+        for extra in peeled.more:  # commands a wrapper runs besides the main one
+            self.emit(_Built(list(extra), [False] * len(extra), [], built.redirects), where, "")
+
+    def inner(self, simple: SimpleCommand, peeled: Peeled, built: _Built,
+              where: _Where) -> SimpleCommand:
+        """Scripts hidden in the command: ``sh -c S``, ``eval S``, a here-document or a pipe
+        fed to a shell, ``find -exec``; code given to an interpreter is unresolved."""
+        name = simple.name
+        deeper = _Where(where.depth + 1, where.outer, ())
+        unresolved = ""
+        script = script_operand(simple.argv, simple.dynamic)
+        if script is not None:
+            text, dynamic = script
+            if dynamic:
+                unresolved = f"{name} runs a script only known when it runs"
+            else:
+                self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
+        elif name in SHELLS or name in ("source", "."):
+            has_file = name in ("source", ".") or _shell_reads_file(simple.argv)
+            if name in ("source", "."):
+                unresolved = f"{name} runs the commands in a file"
+            elif not has_file:
+                unresolved = self.shell_stdin(simple, built, deeper)
+        elif name in INTERPRETERS:
+            code = code_argument(name, simple.argv)
+            if code is not None:
+                unresolved = f"{name} is given code to run ({code[:60]!r})"
+            elif _interpreter_reads_stdin(simple.argv) and (
+                    built.stdin or simple.piped_into):
+                unresolved = f"{name} runs code from its standard input"
+        elif name in self.script.functions:
+            unresolved = f"{name} calls a shell function defined in the same command"
+        for argv in find_exec(simple.argv):
+            self.emit(_Built(list(argv), [False] * len(argv), [], ()), where, "")
+        if unresolved:
+            from dataclasses import replace
+            return replace(simple, unresolved=unresolved)
+        return simple
+
+    def shell_stdin(self, simple: SimpleCommand, built: _Built, deeper: _Where) -> str:
+        """A shell with no script operand runs its standard input."""
+        if built.stdin:
+            kind, text, literal = built.stdin[-1]
+            if kind == "file":
+                return f"{simple.name} runs the commands in {text}"
+            if not literal:
+                return f"{simple.name} runs a {kind} only known when it runs"
+            self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
+            return ""
+        if simple.piped_into:
+            return f"{simple.name} runs commands piped into it"
+        return ""
+
+    def mark_function_calls(self) -> None:
+        """A call of a function defined anywhere in the text runs its body, not the program
+        of that name (``git() { rm -rf d; }; git status``)."""
+        if not self.script.functions:
+            return
+        from dataclasses import replace
+
+        for i, cmd in enumerate(self.script.commands):
+            if cmd.name in self.script.functions and not cmd.unresolved:
+                why = f"{cmd.name} calls a shell function defined in the same command"
+                self.script.commands[i] = replace(cmd, unresolved=why)
+                self.script.note_unresolved(why)
+
+
+@dataclass
+class _Built:
+    values: list[str]
+    dynamic: list[bool]
+    assignments: list[str]
+    redirects: tuple[tuple[str, str], ...]
+    substituted: tuple[SimpleCommand, ...] = ()
+    stdin: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+class _Sources(threading.local):
+    """The texts being walked, innermost last (``node.text`` is slow on large trees)."""
+
+    def __init__(self) -> None:
+        self.stack: list[bytes] = [b""]
+
+
+_SOURCE = _Sources()
+
+
+def _text(node: Any) -> str:
+    if node is None:
+        return ""
+    return _SOURCE.stack[-1][node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+
+
+def _first_of(node: Any, kind: str) -> Any:
+    for child in node.children:
+        if child.type == kind:
+            return child
+    return None
+
+
+def _contains(node: Any, kinds: frozenset[str]) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in kinds:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _expands(node: Any) -> bool:
+    """True when an unquoted command name would be changed by globbing or brace
+    expansion (``/bin/r?``, ``{rm,-rf,x}``)."""
+    if node.type not in ("word", "concatenation"):
+        return False
+    bare = "".join(_text(c) for c in ([node] if node.type == "word" else node.children)
+                   if c.type == "word" or not c.is_named)
+    return bool(_GLOB.search(bare) or _BRACE.search(_text(node)))
+
+
+def _first_error(root: Any, data: bytes) -> str:
+    """Where the first syntax error is (descending only into subtrees that hold one)."""
+    node = root
+    while True:
+        if node.is_error or node.is_missing:
+            line = node.start_point[0] + 1
+            snippet = data[node.start_byte:node.start_byte + 40].decode("utf-8", "replace")
+            what = "missing " + node.type if node.is_missing else f"near {snippet!r}"
+            return f"{what} (line {line})"
+        for child in node.children:
+            if child.has_error or child.is_missing:
+                node = child
+                break
+        else:
+            return "a syntax error"
+
+
+def _shell_reads_file(argv: tuple[str, ...]) -> bool:
+    """``bash script.sh``: a shell given a script file (not ``-s``, not reading stdin)."""
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if word == "--":
+            return i + 1 < len(argv)
+        if word.startswith(("-", "+")) and len(word) > 1:
+            if word.startswith("-") and not word.startswith("--") and "s" in word[1:]:
+                return False
+            i += 1
+            continue
+        return True
+    return False
+
+
+def _interpreter_reads_stdin(argv: tuple[str, ...]) -> bool:
+    """``python``, ``python -``, ``node`` with no script operand read code from stdin."""
+    for word in argv[1:]:
+        if word == "-":
+            return True
+        if not word.startswith("-"):
+            return False
+    return True
