@@ -56,6 +56,7 @@ MAX_INPUT = 1_000_000
 PARSE_SECONDS = 0.25
 PARSE_SECONDS_PER_BYTE = 10e-6
 
+_ASCII_ONLY = bytes(range(128)) + b"a" * 128
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
@@ -319,8 +320,14 @@ class _Walker:
         (tree-sitter's recovery is quadratic on some garbage)."""
         deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_BYTE * len(data)
 
+        # Every byte of a non-ASCII character becomes "a": to bash those are word characters
+        # like "a" (no operator or blank is non-ASCII), the byte offsets stay those of
+        # ``data`` (node text is cut from the original), and tree-sitter-bash 0.25's scanner
+        # crashes on some astral characters (``{`` followed by U+B38EF).
+        ascii_data = data.translate(_ASCII_ONLY) if not data.isascii() else data
+
         def read(offset: int, _point: Any) -> bytes:
-            return data[offset:offset + 65536]
+            return ascii_data[offset:offset + 65536]
 
         def too_slow(_offset: int, _has_error: bool) -> bool:
             return time.monotonic() > deadline
