@@ -209,18 +209,26 @@ def _ref_paths(ref: str) -> list[str]:
     return [ref[i + 1:] for i, c in enumerate(ref) if c == ":" and ref[i + 1:]]
 
 
-def _names_a_path(ref: str) -> bool:
-    """Whether git reads ``ref`` as ``rev:path`` or an index ``:path``: a colon outside
-    braces, found the way git finds it (``HEAD@{10:00}`` has none)."""
+def _ref_path(ref: str) -> str | None:
+    """The path of ``rev:path`` or of an index ``:path`` / ``:N:path`` as git reads it (the
+    first colon outside braces: ``HEAD@{10:00}`` has none), or None."""
     depth = 0
-    for c in ref:
+    for i, c in enumerate(ref):
         if c == "{":
             depth += 1
         elif c == "}" and depth:
             depth -= 1
         elif c == ":" and not depth:
-            return True
-    return False
+            path = ref[i + 1:]
+            if i == 0 and len(path) > 1 and path[0] in "0123" and path[1] == ":":
+                path = path[2:]  # :N:path, a stage of the index
+            return path if path and not (i == 0 and path.startswith("/")) else None
+    return None
+
+
+def _names_a_path(ref: str) -> bool:
+    """Whether git reads ``ref`` as ``rev:path`` or an index path (see :func:`_ref_path`)."""
+    return _ref_path(ref) is not None
 
 
 async def git_show(args: dict[str, Any], ctx: Any) -> str:
@@ -354,8 +362,8 @@ def _reads(args: dict[str, Any]) -> Effects:
     targets: tuple[str, ...] = ()
     if isinstance(ref, str) and ref:
         targets = (ref,)
-        _rev, colon, path = ref.partition(":")
-        if colon and path:
+        path = _ref_path(ref)  # as git splits it (HEAD@{10:00} has no path, :0:a is a)
+        if path:
             reads.append(path)
     return Effects(reads=tuple(dict.fromkeys(reads)), targets=targets)
 

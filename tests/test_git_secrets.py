@@ -118,3 +118,18 @@ async def test_the_commit_message_model_never_sees_a_staged_secret(repo, fake_pr
     assert result.output == "Rotate the keys"
     assert all(CANARY not in r.raw.decode() for r in fake_provider.requests)
     assert "app.py" in fake_provider.requests[1].raw.decode()  # the rest of the diff went
+
+
+async def test_the_guard_sees_the_path_inside_a_ref(repo):
+    from agent.testing import gate_decision
+
+    ws, _, _, _ = repo
+    config, hooks = make_boot(ws, ws.parent / "home3", builtins=["git", "secrets"])
+    show = hooks.tools(config)["git_show"]
+    assert show.effects({"ref": "HEAD~1:conf/.env/prod.json"}).reads == (
+        ".", "conf/.env/prod.json")
+    assert show.effects({"ref": ":0:app.py"}).reads == (".", "app.py")
+    assert show.effects({"ref": "HEAD@{2099-01-01 10:00}"}).reads == (".",)
+    assert show.effects({"ref": ":/fix"}).reads == (".",)   # a commit message search
+    decision = await gate_decision(config, hooks, show, {"ref": "HEAD:.ENV"})
+    assert not decision.allowed and decision.source == "secrets"
