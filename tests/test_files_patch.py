@@ -93,6 +93,14 @@ def test_heredoc_wrapper_is_removed(wrapped):
     assert op.hunks[0].lines == [("-", "x"), ("+", "y")]
 
 
+def test_cd_before_the_heredoc_makes_paths_relative_to_it():
+    ops = parse_patch("cd src && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.py\n"
+                      "*** Move to: b.py\n-x\n+y\n*** Add File: c.txt\n+1\n*** End Patch\nEOF\n")
+    assert [(op.path, op.move_to) for op in ops] == [("src/a.py", "src/b.py"), ("src/c.txt", None)]
+    (op,) = parse_patch("cd 'my dir' && apply_patch <<EOF\n*** Add File: c\n+1\nEOF")
+    assert op.path == "my dir/c"
+
+
 def test_whitespace_around_envelope_and_markers():
     # Codex's leniency: padded envelope and file markers; a block indented as a whole.
     (op,) = parse_patch(" *** Begin Patch \n  *** Update File: a.py\n@@\n-x\n+y\n"
@@ -260,6 +268,20 @@ async def test_heredoc_wrapped_patch_is_applied(env):
                                                 "*** End Patch\nEOF\n"})
     assert out == "Applied 1 change(s):\n- updated a.txt"
     assert env.read("a.txt") == "1\n"
+
+
+async def test_cd_heredoc_paths_stay_jailed_and_reach_the_effects(env):
+    env.write("src/a.txt", "one\n")
+    patch = "cd src && apply_patch <<'EOF'\n*** Update File: a.txt\n-one\n+1\nEOF\n"
+    assert env.tools["apply_patch"].effects({"patch": patch}) == Effects(writes=("src/a.txt",))
+    await env.ok("apply_patch", {"patch": patch})
+    assert env.read("src/a.txt") == "1\n"
+    before = snapshot(env.workspace)
+    out = await env.err("apply_patch", {"patch": "cd .. && apply_patch <<'EOF'\n"
+                                                 "*** Add File: escaped.txt\n+x\nEOF\n"})
+    assert out == "Path escapes workspace: ../escaped.txt"
+    assert snapshot(env.workspace) == before
+    assert not (env.workspace.parent / "escaped.txt").exists()
 
 
 async def test_end_of_file_hunks(env):

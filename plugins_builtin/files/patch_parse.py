@@ -18,13 +18,15 @@
 CRLF is normalised.  Blank lines outside Update hunks are skipped; inside a hunk a blank line
 is an empty context line (models often drop the leading space), except at the hunk's edges
 where it is dropped.  Like Codex, the parser accepts whitespace around the envelope and the
-file markers, a shell heredoc around the whole patch (``apply_patch <<'EOF'`` ... ``EOF``),
+file markers, a shell heredoc around the whole patch (``apply_patch <<'EOF'`` ... ``EOF``,
+also after ``cd DIR &&``, which makes the paths relative to DIR),
 and hunks of only ``+`` lines (appended at the end of the file, or after their ``@@`` line).
 Parsing never touches the filesystem; :mod:`.patch` applies the result.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -110,28 +112,34 @@ def _finish(op: FileOp | None) -> None:
             raise PatchError(f"{op.path}: hunk {i} changes nothing (it has no + or - lines)")
 
 
-_HEREDOC = re.compile(r"\s*(?:(?:apply_patch|applypatch)\s*)?<<-?\s*(['\"]?)"
-                      r"([A-Za-z_][A-Za-z0-9_]*)\1\s*$")
+_HEREDOC = re.compile(
+    r"\s*(?:cd\s+(?P<dir>'[^']*'|\"[^\"]*\"|[^\s;&|'\"]+)\s*&&\s*)?"
+    r"(?:(?:apply_patch|applypatch)\s*)?<<-?\s*(?P<q>['\"]?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=q)"
+    r"\s*$")
 
 
-def _unwrap(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def _unwrap(numbered: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], str | None]:
     """The patch lines without a shell heredoc around them (``apply_patch <<'EOF'`` ...
     ``EOF``, as models trained on shell calls send it) and without an indentation every
-    line shares."""
+    line shares; plus the directory of a ``cd DIR && apply_patch <<'EOF'`` opening (the
+    patch's paths are relative to it), else None."""
+    directory = None
     nonblank = [i for i, (_, ln) in enumerate(numbered) if ln.strip()]
     if nonblank:
         opening = _HEREDOC.match(numbered[nonblank[0]][1])
         if opening:
             end = len(numbered)
-            if len(nonblank) > 1 and numbered[nonblank[-1]][1].strip() == opening.group(2):
+            if len(nonblank) > 1 and numbered[nonblank[-1]][1].strip() == opening["word"]:
                 end = nonblank[-1]
             numbered = numbered[nonblank[0] + 1:end]
+            if opening["dir"]:
+                directory = opening["dir"].strip("'\"")
     body = [ln for _, ln in numbered if ln.strip()]
     if body and body[0].strip() == BEGIN and body[0][:1].isspace():
         pad = body[0][:len(body[0]) - len(body[0].lstrip())]
         if all(ln.startswith(pad) for ln in body):
             numbered = [(n, ln[len(pad):]) for n, ln in numbered]
-    return numbered
+    return numbered, directory
 
 
 def parse_patch(text: str) -> list[FileOp]:
@@ -141,7 +149,7 @@ def parse_patch(text: str) -> list[FileOp]:
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    numbered = _unwrap(list(enumerate(lines, start=1)))
+    numbered, directory = _unwrap(list(enumerate(lines, start=1)))
     nonblank = [i for i, (_, ln) in enumerate(numbered) if ln.strip()]
     # The envelope is optional; drop it when present (whitespace around it is no matter).
     if nonblank and numbered[nonblank[0]][1].strip() == BEGIN:
@@ -238,6 +246,11 @@ def parse_patch(text: str) -> list[FileOp]:
     _finish(op)
     if not ops:
         raise PatchError("the patch is empty")
+    if directory:
+        for each in ops:
+            each.path = posixpath.join(directory, each.path)
+            if each.move_to is not None:
+                each.move_to = posixpath.join(directory, each.move_to)
     return ops
 
 
