@@ -362,6 +362,7 @@ def credential_helper(root: Path) -> Hostile:
     config) for a password.  The listener itself must never be contacted either."""
     url = f"{_Canary.url()}/{_token(root)}/repo.git"
     ws = _promisor(root, url, ("credential.helper", script(root, "credential", "exit 1")),
+                   ("core.askPass", script(root, "askpass", "exit 1")),
                    ("protocol.http.allow", "always"))
     return Hostile(root, ws, [["show", "HEAD:b.txt"]])
 
