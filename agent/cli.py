@@ -470,14 +470,27 @@ def cmd_policy(argv: list[str]) -> int:
     import json
 
     from agent.gate import Gate
+    from agent.permission_flags import MODES, FlagRuleError, FlagRules
     from agent.runtime import StartupError, finish_config, load_plugins
     from agent.tools import ToolCall, ToolError
     from agent.validate import check_arguments
 
-    if len(argv) not in (2, 3) or argv[0] != "explain":
-        return _fail("usage: agent policy explain TOOL ['ARGS-JSON'] [--yolo]", 2)
-    tool_name = argv[1]
-    raw = argv[2] if len(argv) == 3 else "{}"
+    usage = ("usage: agent policy explain TOOL ['ARGS-JSON'] [--yolo] [--allow RULE] "
+             "[--deny RULE] [--permission-mode MODE]")
+    parser = argparse.ArgumentParser(prog="agent policy", add_help=False)
+    parser.error = lambda message: (_ for _ in ()).throw(ValueError(message))  # type: ignore
+    parser.add_argument("verb", choices=("explain",))
+    parser.add_argument("tool")
+    parser.add_argument("args", nargs="?", default="{}")
+    parser.add_argument("--yolo", action="store_true")
+    parser.add_argument("--allow", action="append", default=[])
+    parser.add_argument("--deny", action="append", default=[])
+    parser.add_argument("--permission-mode", choices=MODES)
+    try:
+        ns = parser.parse_args(argv)
+    except ValueError as exc:
+        return _fail(f"{exc}\n{usage}", 2)
+    tool_name, raw = ns.tool, ns.args
     try:
         args = json.loads(raw)
         if not isinstance(args, dict):
@@ -485,8 +498,15 @@ def cmd_policy(argv: list[str]) -> int:
     except ValueError as exc:
         return _fail(f"ARGS-JSON is not a JSON object: {exc}", 2)
     try:
+        permission_flags = FlagRules.parse(ns.allow, ns.deny)
+    except FlagRuleError as exc:
+        return _fail(str(exc), 2)
+    flag_values = {k: v for k, v in (("yolo", ns.yolo or None),
+                                     ("permission_mode", ns.permission_mode)) if v}
+    try:
         paths, file_data, host, hooks, options = load_plugins()
-        boot = finish_config(paths, file_data, host, hooks, options, {})
+        boot = finish_config(paths, file_data, host, hooks, options, flag_values,
+                             extra={"permission_flags": permission_flags})
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     tools = hooks.tools(boot.config)

@@ -113,10 +113,10 @@ class FlagRules:
         flagged = rules_for(tool_name, self.table("allow"))
         if flagged is not None:
             items = subjects or (None,)
-            rest = tuple(s for s in items
-                         if _decision(judge(flagged, (s,), tool_name, unmatched=False))
-                         != "allow")
-            source = flagged.key
+            hits = [(s, judge(flagged, (s,), tool_name, unmatched=False)) for s in items]
+            rest = tuple(s for s, hit in hits if _decision(hit) != "allow")
+            source = next((_flag_source(hit.source) for _s, hit in hits
+                           if hit is not None and hit.decision == "allow"), flagged.key)
             if not rest:
                 return Verdict.allow(f"allowed by {source}", source)
             if own is not None and all(s is not None for s in rest):
@@ -140,16 +140,24 @@ class FlagRules:
         if flagged is not None:
             hit = judge(flagged, subjects, tool_name, unmatched=False)
             if hit is not None and hit.decision == "deny":
-                pattern = hit.source.split('"', 1)[1].rstrip('"') if '"' in hit.source else "*"
-                rule = tool_name if pattern == "*" else f"{tool_name}:{pattern}"
-                return Verdict.deny(f"Refused by --deny {rule!r} (given on the command line "
-                                    "for this run).", f"--deny {rule}")
+                typed = _flag_source(hit.source)
+                return Verdict.deny(f"Refused by {typed} (given on the command line for this "
+                                    "run).", typed)
         if self.mode == "plan" and effects.mutating:
             return Verdict.deny(
                 f"Refused: this run is in plan mode (--permission-mode plan), which is "
                 f"read-only, and {tool_name} {_what(effects)}. Read and plan; describe the "
                 "changes instead of making them.", "--permission-mode plan")
         return verdict
+
+
+def _flag_source(source: str) -> str:
+    """A judged flag rule's source (``--allow bash: "pytest *"``) as it was typed
+    (``--allow 'bash:pytest *'``)."""
+    flag, _, rest = source.partition(" ")
+    tool, _, quoted = rest.partition(": ")
+    pattern = quoted.strip('"')
+    return f"{flag} {tool}" if pattern in ("", "*") else f"{flag} '{tool}:{pattern}'"
 
 
 def _decision(verdict: Verdict | None) -> str | None:

@@ -269,3 +269,17 @@ def test_wildcard_and_mcp_keys_are_accepted_without_a_matching_tool(dirs, fake_p
     proc = agent(fake_provider, home, ws, "--deny", "mcp__*", "--allow", "mcp__srv__tool",
                  "--allow", "git_*")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_policy_explain_takes_the_same_flags(dirs):
+    home, ws = dirs
+    explain = ["policy", "explain", "bash", '{"command": "pytest -x"}']
+    proc = run_agent([*explain, "--allow", "bash:pytest *"], home=home, cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert "decision: allow" in proc.stdout and "--allow 'bash:pytest *'" in proc.stdout
+    proc = run_agent([*explain, "--yolo", "--permission-mode", "plan"], home=home, cwd=ws)
+    assert "decision: deny" in proc.stdout and "plan mode" in proc.stdout
+    proc = run_agent([*explain, "--allow", ":x"], home=home, cwd=ws)
+    assert proc.returncode == 2 and "name a tool before the pattern" in proc.stderr
+    proc = run_agent([*explain, "--bogus"], home=home, cwd=ws)
+    assert proc.returncode == 2 and "usage: agent policy explain" in proc.stderr
