@@ -2,7 +2,8 @@
 the client's roots, elicits an answer, reports progress, and publishes tool annotations.
 
 Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enum), ``slow``
-(three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint).
+(three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint),
+``make_report`` (returns a resource link); two ``memo://`` resources.
 Run: ``python mcp_features_server.py`` (stdio).
 """
 
@@ -23,7 +24,26 @@ TOOLS = [
                annotations=types.ToolAnnotations(read_only_hint=True)),
     types.Tool(name="wipe", description="Deletes everything.", input_schema=EMPTY,
                annotations=types.ToolAnnotations(destructive_hint=True)),
+    types.Tool(name="make_report", description="Writes a report, returns a link to it.",
+               input_schema=EMPTY),
 ]
+
+RESOURCES = {
+    "memo://notes/today": ("today", "text/plain", "buy tea\ncall Ada"),
+    "memo://report/1": ("report 1", "text/markdown", "# Report\nall green"),
+}
+
+
+async def list_resources(ctx, params):
+    return types.ListResourcesResult(resources=[
+        types.Resource(uri=uri, name=name, mime_type=mime)
+        for uri, (name, mime, _) in RESOURCES.items()])
+
+
+async def read_resource(ctx, params):
+    name, mime, body = RESOURCES[str(params.uri)]
+    return types.ReadResourceResult(contents=[
+        types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=body)])
 
 
 def text(value) -> types.CallToolResult:
@@ -53,11 +73,16 @@ async def call_tool(ctx, params):
                 await ctx.session.send_progress_notification(
                     token, step, 3, f"step {step}", related_request_id=ctx.request_id)
         return text("slow done")
+    if params.name == "make_report":
+        return types.CallToolResult(content=[
+            types.TextContent(type="text", text="report written"),
+            types.ResourceLink(type="resource_link", uri="memo://report/1", name="report 1")])
     return text(f"{params.name} ran")
 
 
 async def main() -> None:
-    server = Server("features", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("features", on_list_tools=list_tools, on_call_tool=call_tool,
+                    on_list_resources=list_resources, on_read_resource=read_resource)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

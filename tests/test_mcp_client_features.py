@@ -132,3 +132,17 @@ def test_headless_elicitation_is_declined(tmp_path, fake_provider):
     result = next(json.loads(line) for line in proc.stdout.splitlines()
                   if json.loads(line)["type"] == "tool-result")
     assert json.loads(result["output"])["action"] == "decline"
+
+
+async def test_resources_are_listed_and_read_and_links_point_at_the_reader(feat):
+    config, _ = feat
+    listing = await run_tool(tool(config, "list_resources"), {}, config)
+    assert listing.output.splitlines() == ["memo://notes/today  today  (text/plain)",
+                                           "memo://report/1  report 1  (text/markdown)"]
+    made = await run_tool(tool(config, "make_report"), {}, config)
+    assert made.output == ("report written\n[resource link: report 1 <memo://report/1>] "
+                           "(read it with mcp__feat__read_resource)")
+    read = await run_tool(tool(config, "read_resource"), {"uri": "memo://report/1"}, config)
+    assert read.output == "[resource memo://report/1]\n# Report\nall green"
+    missing = await run_tool(tool(config, "read_resource"), {"uri": "memo://nope"}, config)
+    assert missing.is_error and "could not do that" in missing.output

@@ -27,8 +27,18 @@ from plugins_builtin.mcp_client.client_side import (
     progress_text,
     roots_callback,
 )
+from plugins_builtin.mcp_client.resources import (
+    LIST_RESOURCES,
+    READ_RESOURCE,
+    resource_text,
+    resource_tools,
+)
+from plugins_builtin.mcp_client.resources import (
+    resource_listing as _resource_listing,
+)
 from plugins_builtin.mcp_client.results import result_text
 from plugins_builtin.mcp_client.servers import ServerConfig, format_seconds
+from plugins_builtin.mcp_client.tools import tool_name
 
 log = logging.getLogger("agent.mcp")
 
@@ -137,7 +147,11 @@ class Connection:
                     info = getattr(init, "server_info", None)
                     if info is not None:
                         self.server_info = f"{info.name} {info.version}".strip()
+                    caps = getattr(init, "capabilities", None)
+                    self.has_resources = getattr(caps, "resources", None) is not None
                     self.tools = await _list_tools(session)
+                    if self.has_resources:
+                        self.tools += resource_tools(self.name, self.tools)
                     self._session = session
                     self.state = "connected"
                     self._ready.set()
@@ -288,7 +302,29 @@ class Connection:
             log.info("mcp server %s: call failed", self.name, exc_info=exc)
             self._give_up("crashed", self._with_stderr(describe(exc, self.server)))
             raise CallFailed(self.down_message()) from None
-        return result_text(result), bool(getattr(result, "is_error", False))
+        reader = (tool_name(self.name, READ_RESOURCE)
+                  if getattr(self, "has_resources", False) else "")
+        return (result_text(result, reader=reader),
+                bool(getattr(result, "is_error", False)))
+
+    async def resources(self, kind: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """``list_resources`` or ``read_resource`` (the tools agent adds for a server that
+        offers resources); returns (text, is_error) like :meth:`call`."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self._session
+        if session is None or self.state != "connected":
+            raise CallFailed(self.down_message())
+        try:
+            if kind == LIST_RESOURCES:
+                return await _resource_listing(session), False
+            result = await session.read_resource(str(arguments.get("uri", "")))
+        except MCPError as exc:
+            return f"mcp server {self.name} could not do that: {exc.message}", True
+        except Exception as exc:  # the transport broke
+            self._give_up("crashed", self._with_stderr(describe(exc, self.server)))
+            raise CallFailed(self.down_message()) from None
+        return resource_text(result), False
 
     def gone(self) -> bool:
         """True when a connected server's transport has already closed (the process died

@@ -155,6 +155,24 @@ class Manager:
             raise CallFailed(conn.down_message())
         return await conn.call(tool, arguments, on_progress)
 
+    async def resources(self, server: str, kind: str, arguments: dict[str, Any]
+                        ) -> tuple[str, bool]:
+        """List or read ``server``'s resources from the caller's loop (see
+        :mod:`.resources`); raises :class:`CallFailed` like :meth:`call`."""
+        if self._closed:
+            raise CallFailed("the MCP servers were shut down")
+        self.start()
+        assert self.loop is not None
+
+        async def run() -> tuple[str, bool]:
+            conn = await self._ensure(server)
+            return await conn.resources(kind, arguments)
+
+        if server not in self.servers:
+            raise CallFailed(f'no MCP server named "{server}" is configured')
+        future = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        return await asyncio.wrap_future(future)
+
     async def call(self, server: str, tool: str, arguments: dict[str, Any], *,
                    on_progress: Callable[[str], None] | None = None,
                    asker: Any = None) -> tuple[str, bool]:

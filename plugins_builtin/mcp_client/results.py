@@ -14,9 +14,10 @@ import json
 from typing import Any
 
 
-def result_text(result: Any) -> str:
-    """The model-facing text of a ``CallToolResult``."""
-    parts = [_block_text(block) for block in (getattr(result, "content", None) or [])]
+def result_text(result: Any, reader: str = "") -> str:
+    """The model-facing text of a ``CallToolResult``; ``reader`` names the tool that reads
+    a resource link (the server's ``read_resource``), when there is one."""
+    parts = [_block_text(block, reader) for block in (getattr(result, "content", None) or [])]
     parts = [p for p in parts if p]
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
@@ -27,7 +28,7 @@ def result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
-def _block_text(block: Any) -> str:
+def _block_text(block: Any, reader: str = "") -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(getattr(block, "text", ""))
@@ -36,7 +37,8 @@ def _block_text(block: Any) -> str:
         return f"[{kind}: {mime}, {_size(getattr(block, 'data', ''))}]"
     if kind == "resource_link":
         name = getattr(block, "name", "") or ""
-        return f"[resource link: {name} <{getattr(block, 'uri', '')}>]".replace(":  <", ": <")
+        link = f"[resource link: {name} <{getattr(block, 'uri', '')}>]".replace(":  <", ": <")
+        return f"{link} (read it with {reader})" if reader else link
     if kind == "resource":
         res = getattr(block, "resource", None)
         uri = getattr(res, "uri", "")

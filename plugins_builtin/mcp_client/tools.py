@@ -101,7 +101,8 @@ class ToolFactory:
             hints = definition.get("hints") or {}
             read_only = (self.trust_read_only and hints.get("read_only") is True
                          and hints.get("destructive") is not True)
-            made = self._build(server, raw_name, description, schema, read_only=read_only)
+            made = self._build(server, raw_name, description, schema, read_only=read_only,
+                               kind=str(definition.get("agent_kind") or ""))
             self.origin[made.name] = (server, raw_name)
             if hints.get("destructive") is True:
                 self.destructive.add(made.name)
@@ -109,7 +110,7 @@ class ToolFactory:
         return made
 
     def _build(self, server: str, raw_name: str, description: str,
-               schema: dict[str, Any], *, read_only: bool = False) -> Tool:
+               schema: dict[str, Any], *, read_only: bool = False, kind: str = "") -> Tool:
         manager = self.manager
 
         async def run(args: dict[str, Any], ctx: Any) -> ToolResult:
@@ -117,9 +118,12 @@ class ToolFactory:
 
             runtime = getattr(getattr(ctx, "session", None), "runtime", None)
             try:
-                text, is_error = await manager.call(
-                    server, raw_name, args, on_progress=ctx.emit_output,
-                    asker=getattr(runtime, "asker", None))
+                if kind:  # one of the resource tools agent adds
+                    text, is_error = await manager.resources(server, kind, args)
+                else:
+                    text, is_error = await manager.call(
+                        server, raw_name, args, on_progress=ctx.emit_output,
+                        asker=getattr(runtime, "asker", None))
             except CallFailed as exc:
                 raise ToolError(str(exc)) from None
             return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
