@@ -148,7 +148,8 @@ class Connection:
                     if info is not None:
                         self.server_info = f"{info.name} {info.version}".strip()
                     caps = getattr(init, "capabilities", None)
-                    self.has_resources = getattr(caps, "resources", None) is not None
+                    self.has_resources = (getattr(caps, "resources", None) is not None
+                                          and await _offers_resources(session))
                     self.tools = await _list_tools(session)
                     if self.has_resources:
                         self.tools += resource_tools(self.name, self.tools)
@@ -377,6 +378,17 @@ class Connection:
             return message
         tail = self.stderr_tail()
         return f"{message} (stderr: {tail})" if tail else message
+
+
+async def _offers_resources(session: Any) -> bool:
+    """Whether a server declaring the resources capability lists any (many frameworks
+    declare it with none; their tool list then stays as the server wrote it)."""
+    try:
+        page = await session.list_resources()
+    except Exception as exc:  # noqa: BLE001 - no resources then; tools still work
+        log.info("listing resources failed: %s", exc)
+        return False
+    return bool(page.resources)
 
 
 async def _list_tools(session: Any) -> list[ToolDef]:
