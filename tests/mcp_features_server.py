@@ -3,7 +3,7 @@ the client's roots, elicits an answer, reports progress, and publishes tool anno
 
 Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enum), ``slow``
 (three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint),
-``make_report`` (returns a resource link); two ``memo://`` resources.
+``make_report`` (returns a resource link); two ``memo://`` resources; a ``review`` prompt.
 Run: ``python mcp_features_server.py`` (stdio).
 """
 
@@ -80,9 +80,26 @@ async def call_tool(ctx, params):
     return text(f"{params.name} ran")
 
 
+PROMPTS = [types.Prompt(name="review", description="Review a file", arguments=[
+    types.PromptArgument(name="file", description="the file", required=True),
+    types.PromptArgument(name="focus", description="what to look at", required=False)])]
+
+
+async def list_prompts(ctx, params):
+    return types.ListPromptsResult(prompts=PROMPTS)
+
+
+async def get_prompt(ctx, params):
+    args = params.arguments or {}
+    wording = f"Review {args['file']} for {args.get('focus', 'correctness')}."
+    return types.GetPromptResult(messages=[types.PromptMessage(
+        role="user", content=types.TextContent(type="text", text=wording))])
+
+
 async def main() -> None:
     server = Server("features", on_list_tools=list_tools, on_call_tool=call_tool,
-                    on_list_resources=list_resources, on_read_resource=read_resource)
+                    on_list_resources=list_resources, on_read_resource=read_resource,
+                    on_list_prompts=list_prompts, on_get_prompt=get_prompt)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

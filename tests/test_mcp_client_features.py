@@ -146,3 +146,22 @@ async def test_resources_are_listed_and_read_and_links_point_at_the_reader(feat)
     assert read.output == "[resource memo://report/1]\n# Report\nall green"
     missing = await run_tool(tool(config, "read_resource"), {"uri": "memo://nope"}, config)
     assert missing.is_error and "could not do that" in missing.output
+
+
+async def test_prompts_become_slash_commands_that_send_the_filled_prompt(feat, tmp_path):
+    config, _ = feat
+    assert state(config).manager.prompts["feat"][0]["name"] == "review"
+    # The next start registers the cached prompts as commands.
+    again, hooks = boot(tmp_path)
+    try:
+        command = hooks.commands(again).get("/mcp__feat__review")
+        assert command is not None and command.args == "<file> [focus]"
+        sent, errors = [], []
+        app = SimpleNamespace(run_prompt=sent.append, error=errors.append)
+        await command.run(app, "app.py security")
+        await command.run(app, "focus=speed file=db.py")
+        await command.run(app, "")
+        assert sent == ["Review app.py for security.", "Review db.py for speed."]
+        assert errors == ["/mcp__feat__review: missing argument: file"]
+    finally:
+        hooks.unconfigure(again)

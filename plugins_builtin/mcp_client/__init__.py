@@ -246,6 +246,12 @@ def agent_register_commands(register, config):
     from plugins_builtin.mcp_client.commands import slash_command
 
     register(slash_command())
+    st = state(config)
+    if st is not None and st.enabled:
+        from plugins_builtin.mcp_client.prompts import prompt_commands
+
+        for command in prompt_commands(st):
+            register(command)
 
 
 @hookimpl

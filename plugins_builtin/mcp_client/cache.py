@@ -52,13 +52,27 @@ def load(state_dir: Path, name: str, fingerprint: str) -> list[ToolDef] | None:
     return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
-def store(state_dir: Path, name: str, fingerprint: str, tools: list[ToolDef]) -> None:
-    """Save ``tools`` for ``name`` (atomically; a failure is logged, never raised)."""
+def load_prompts(state_dir: Path, name: str, fingerprint: str) -> list[dict[str, Any]]:
+    """The cached prompts of ``name`` for this config (empty when none are known)."""
+    entry = _read(cache_path(state_dir)).get(name)
+    if not isinstance(entry, dict) or entry.get("hash") != fingerprint:
+        return []
+    prompts = entry.get("prompts")
+    return [p for p in prompts if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+        if isinstance(prompts, list) else []
+
+
+def store(state_dir: Path, name: str, fingerprint: str, tools: list[ToolDef],
+          prompts: list[dict[str, Any]] | None = None) -> None:
+    """Save ``tools`` (and ``prompts``) for ``name`` (atomically; a failure is logged, never
+    raised)."""
     path = cache_path(state_dir)
     with _lock:
         try:
             servers = _read(path)
-            entry = {"hash": fingerprint, "tools": tools}
+            entry: dict[str, Any] = {"hash": fingerprint, "tools": tools}
+            if prompts:
+                entry["prompts"] = prompts
             if servers.get(name) == entry:
                 return
             servers[name] = entry

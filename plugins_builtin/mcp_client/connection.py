@@ -76,6 +76,8 @@ class Connection:
         self._sandbox = sandbox
         #: who answers the server's questions (elicitation) during a call
         self.front = front or FrontEnd()
+        #: the server's prompts: name, description, arguments (name, description, required)
+        self.prompts: list[dict[str, Any]] = []
         self.name = server.name
         self.state = "connecting"
         self.error = ""
@@ -151,6 +153,8 @@ class Connection:
                     self.has_resources = (getattr(caps, "resources", None) is not None
                                           and await _offers_resources(session))
                     self.tools = await _list_tools(session)
+                    if getattr(caps, "prompts", None) is not None:
+                        self.prompts = await _list_prompts(session)
                     if self.has_resources:
                         self.tools += resource_tools(self.name, self.tools)
                     self._session = session
@@ -308,6 +312,28 @@ class Connection:
         return (result_text(result, reader=reader),
                 bool(getattr(result, "is_error", False)))
 
+    async def prompt(self, name: str, arguments: dict[str, str]) -> str:
+        """The text of prompt ``name`` filled with ``arguments`` (messages joined)."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self._session
+        if session is None or self.state != "connected":
+            raise CallFailed(self.down_message())
+        try:
+            result = await session.get_prompt(name, arguments)
+        except MCPError as exc:
+            raise CallFailed(f'mcp server "{self.name}" refused the prompt {name}: '
+                             f"{exc.message}") from None
+        parts = []
+        for message in getattr(result, "messages", None) or []:
+            content = getattr(message, "content", None)
+            text = getattr(content, "text", None)
+            if text is None and getattr(content, "type", "") == "resource":
+                text = getattr(getattr(content, "resource", None), "text", None)
+            if text:
+                parts.append(text)
+        return "\n\n".join(parts)
+
     async def resources(self, kind: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """``list_resources`` or ``read_resource`` (the tools agent adds for a server that
         offers resources); returns (text, is_error) like :meth:`call`."""
@@ -378,6 +404,19 @@ class Connection:
             return message
         tail = self.stderr_tail()
         return f"{message} (stderr: {tail})" if tail else message
+
+
+async def _list_prompts(session: Any) -> list[dict[str, Any]]:
+    """The server's prompts (first page of up to a few hundred; a failure lists none)."""
+    try:
+        page = await session.list_prompts()
+    except Exception as exc:  # noqa: BLE001 - prompts are optional
+        log.info("listing prompts failed: %s", exc)
+        return []
+    return [{"name": p.name, "description": p.description or "",
+             "arguments": [{"name": a.name, "description": a.description or "",
+                            "required": bool(a.required)} for a in (p.arguments or [])]}
+            for p in page.prompts[:300]]
 
 
 async def _offers_resources(session: Any) -> bool:

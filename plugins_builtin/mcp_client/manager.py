@@ -50,6 +50,8 @@ class Manager:
         self.front = FrontEnd()
         #: each server's last known tools: from the cache until it connects, then live
         self.tools: dict[str, list[ToolDef]] = {}
+        #: each server's prompts (cached, then live)
+        self.prompts: dict[str, list[dict[str, Any]]] = {}
         self.cached: set[str] = set()
         #: bumped whenever a server's tool list changes (read by the main thread)
         self.version = 0
@@ -62,6 +64,7 @@ class Manager:
             if tools is not None:
                 self.tools[name] = tools
                 self.cached.add(name)
+            self.prompts[name] = cache.load_prompts(self.state_dir, name, server.fingerprint())
 
     # ---- the thread --------------------------------------------------------------------------
 
@@ -129,7 +132,8 @@ class Manager:
         if self.tools.get(name) != conn.tools:
             self.tools[name] = conn.tools
             self.version += 1
-        cache.store(self.state_dir, name, conn.server.fingerprint(), conn.tools)
+        self.prompts[name] = conn.prompts
+        cache.store(self.state_dir, name, conn.server.fingerprint(), conn.tools, conn.prompts)
 
     # ---- calls (from any thread's loop) ------------------------------------------------------
 
@@ -154,6 +158,19 @@ class Manager:
         if conn.state != "connected":
             raise CallFailed(conn.down_message())
         return await conn.call(tool, arguments, on_progress)
+
+    async def prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """Prompt ``name`` of ``server`` filled in, from the caller's loop."""
+        if self._closed or server not in self.servers:
+            raise CallFailed(f'no MCP server named "{server}" is running')
+        self.start()
+        assert self.loop is not None
+
+        async def run() -> str:
+            conn = await self._ensure(server)
+            return await conn.prompt(name, arguments)
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(run(), self.loop))
 
     async def resources(self, server: str, kind: str, arguments: dict[str, Any]
                         ) -> tuple[str, bool]:
