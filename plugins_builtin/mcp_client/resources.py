@@ -4,9 +4,8 @@
 Added to the tool list of every server that declares the ``resources`` capability and lists at
 least one resource when it connects (unless the server has tools of those names itself), so
 the model can list what a server offers and read one item, including the resource links
-tools return. They read from the server only, so they
-carry the ``read_only`` hint: asked about like other MCP tools unless
-``mcp_read_only = "allow"``.
+tools return. They read from the server only, so they carry the ``read_only`` hint: asked
+about like other MCP tools unless ``mcp_read_only = "allow"``.
 """
 
 from __future__ import annotations
