@@ -84,6 +84,16 @@ class FlagRules:
     def empty(self) -> bool:
         return not (self.allow or self.deny) and self.mode == "default"
 
+    def describe(self) -> str:
+        """One line for the UI header: the mode and the rules, as typed."""
+        parts = {"accept-edits": ["accept-edits (edits inside the workspace run)"],
+                 "plan": ["plan mode (read-only)"]}.get(self.mode, [])
+        for which in ("allow", "deny"):
+            for tool, pattern in getattr(self, which):
+                parts.append(f"--{which} {tool}" if pattern == "*"
+                             else f"--{which} '{tool}:{pattern}'")
+        return "permissions for this run: " + ", ".join(parts)
+
     def tools(self) -> list[tuple[str, str]]:
         """``(flag, tool key)`` of every rule, for checking the names against the tools."""
         return [("--allow", t) for t, _ in self.allow] + [("--deny", t) for t, _ in self.deny]

@@ -283,3 +283,23 @@ def test_policy_explain_takes_the_same_flags(dirs):
     assert proc.returncode == 2 and "name a tool before the pattern" in proc.stderr
     proc = run_agent([*explain, "--bogus"], home=home, cwd=ws)
     assert proc.returncode == 2 and "usage: agent policy explain" in proc.stderr
+
+
+async def test_the_ui_header_says_what_the_flags_add(tmp_path, fake_provider):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "ui"))
+    from ui_harness import make_app
+
+    from agent.permission_flags import FlagRules
+
+    app = make_app(tmp_path, fake_provider.openai_url, flags={"permission_mode": "plan"})
+    app.config.extra["permission_flags"] = FlagRules.parse(["bash:pytest *"], ["web_fetch"])
+    try:
+        app.start()
+        lines = app.transcript.walker[0].block.text.splitlines()
+        assert ("permissions for this run: plan mode (read-only), --allow 'bash:pytest *', "
+                "--deny web_fetch") in lines
+    finally:
+        app.hooks.unconfigure(app.config)

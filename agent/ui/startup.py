@@ -142,6 +142,11 @@ def header(app: App, problem: str = "") -> str:
                       + ", defaults elsewhere"))
     else:
         lines.append((90, DEFAULT_APPROVALS))
+    from agent.gate import flag_rules
+
+    flags = flag_rules(config)
+    if flags is not None:  # --allow/--deny/--permission-mode: say what this run adds
+        lines.append((90, flags.describe()))
     from agent.sandbox import sandbox_for
 
     lines.append((91, sandbox_for(config).describe()))
