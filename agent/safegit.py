@@ -165,12 +165,14 @@ class Repository:
     common_dir: Path
     work_tree: Path
     workspace: Path
+    trusted: tuple[Path, ...] = ()
 
     def allowed(self, path: Path) -> bool:
         """Whether ``path`` (real) lies in what git may read: the workspace or the work tree
-        that holds it, and the repository's own directories."""
+        that holds it, the repository's own directories, and ``git_trusted_dirs``."""
         return any(_inside(root, path) for root in
-                   (self.workspace, self.work_tree, self.git_dir, self.common_dir))
+                   (self.workspace, self.work_tree, self.git_dir, self.common_dir,
+                    *self.trusted))
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -220,7 +222,7 @@ def locate(workspace: Path | str, config: Any = None) -> Repository:
             raise NotARepository(f"{top} has a .git that is not a repository.")
         common = _read_pointer(git_dir / "commondir", "")
         common_dir = Path(os.path.realpath(git_dir / common)) if common else git_dir
-        repo = Repository(git_dir, common_dir, top, ws)
+        repo = Repository(git_dir, common_dir, top, ws, tuple(trusted))
         _check_location(repo, dotgit, pointer, trusted)
         return repo
     raise NotARepository(f"{ws} is not a git repository.")

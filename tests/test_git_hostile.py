@@ -155,6 +155,18 @@ def test_a_trusted_outside_repository_is_used(tmp_path):
     assert repo.git_dir == tmp_path / "outside" / "repo" / ".git"
 
 
+async def test_a_trusted_include_is_read_and_its_programs_still_do_not_run(tmp_path):
+    hostile = FACTORIES["include_path"](tmp_path)
+    with pytest.raises(safegit.GitRefused, match="git_trusted_dirs"):
+        await safegit.run(hostile.ws, ["status"])
+    config, _ = make_boot(hostile.ws, tmp_path / "home", builtins=["git"],
+                          file_data={"git_trusted_dirs": [str(tmp_path / "outside")]},
+                          flags={"sandbox": "off"})
+    out, _ = await safegit.run(hostile.ws, ["status", "--porcelain"], config=config)
+    assert "a.txt" in out
+    assert hostile.fired() == []
+
+
 def test_config_listing_parses_values_with_newlines():
     raw = b"local\0file:.git/config\0filter.a b.clean\nrm -rf /\nx\0global\0file:/h\0x.y\0"
     entries = safegit.parse_config_list(raw)
