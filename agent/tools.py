@@ -92,6 +92,23 @@ class ToolResult:
     display: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class Description:
+    """How a call reads to the user, worked out from its arguments alone (before it runs).
+
+    - ``details``: the key arguments on the call's transcript line: the first follows
+      ``* name`` on the same line, the others go under it (``("calc.py", "- return 1")``).
+    - ``question``: the approval dialog's title, one sentence saying what will happen:
+      ``Edit calc.py (+1 −1)?``, ``Run `pytest -q`?``, ``Fetch https://example.com?``.
+      Empty: the front end asks ``allow <name>?``.
+
+    Front ends clip long lines; a tool need not.
+    """
+
+    details: tuple[str, ...] = ()
+    question: str = ""
+
+
 @dataclass
 class ToolCall:
     """One call the model asked for: its id, the tool name and the decoded arguments.
@@ -143,6 +160,10 @@ class Tool:
       (a clock, a todo list): pattern rules on the tool are refused at startup.
     - ``run(args, ctx)`` is async; it returns text or a :class:`ToolResult`, or raises
       :class:`ToolError`.  Streaming output goes through ``ctx.emit_output``.
+    - ``describe(args)`` says how a call reads to the user: its transcript line and the
+      approval dialog's wording (a :class:`Description`).  It must not touch anything (it
+      runs before the gate) and may be given arguments that break the schema.  The default
+      (None) shows the first string argument and asks ``allow <name>?``.
     """
 
     name: str
@@ -160,6 +181,18 @@ class Tool:
     #: permission pattern other than ``"*"`` could never match one; such a rule is refused
     #: at startup instead of being silently ignored.
     subjectless: bool = False
+    describe: Callable[[dict[str, Any]], Description] | None = None
+
+    def description_of(self, args: dict[str, Any]) -> Description | None:
+        """``describe(args)``; None when the tool does not describe its calls or its
+        ``describe`` fails (a broken description must never stop a call)."""
+        if self.describe is None:
+            return None
+        try:
+            found = self.describe(args if isinstance(args, dict) else {})
+        except Exception:
+            return None
+        return found if isinstance(found, Description) else None
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral declaration sent to the model."""
@@ -175,6 +208,7 @@ def tool(
     tool_set: str | None = None,
     read_only: bool = False,
     prompt: str | None = None,
+    describe: Callable[[dict[str, Any]], Description] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Decorator turning an async (or plain) function ``fn(args, ctx)`` into a :class:`Tool`."""
 
@@ -194,6 +228,7 @@ def tool(
             tool_set=tool_set,
             read_only=read_only,
             prompt=prompt,
+            describe=describe,
         )
 
     return wrap

@@ -18,7 +18,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from agent import NO_EFFECTS, Tool, ToolError, hookimpl, spend
+from agent import NO_EFFECTS, Description, Tool, ToolError, hookimpl, spend
 
 DISMISSED = "The user dismissed this; use your best judgement."
 NO_CHANNEL = ("Nobody can answer questions in this session; decide yourself and say what you "
@@ -107,6 +107,8 @@ def agent_register_tools(register, config):
         "a wrong guess would be costly; otherwise take the most reasonable reading and say so.",
         run=run_ask, parameters=PARAMETERS, effects=lambda args: NO_EFFECTS, read_only=True,
         subjectless=True,
+        describe=lambda args: Description(
+            (str(args.get("question") or "").split("\n", 1)[0],), "Ask you a question?"),
         prompt="only for decisions you cannot make yourself; offer options, your "
                "recommendation first."))
 

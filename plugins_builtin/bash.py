@@ -14,6 +14,7 @@ from agent import (
     OFF,
     READ_ONLY,
     WORKSPACE_WRITE,
+    Description,
     Effects,
     Tool,
     ToolError,
@@ -325,6 +326,24 @@ def _effects(args: dict[str, Any]) -> Effects:
     return Effects(command=args.get("command", ""), network=bool(args.get("network")))
 
 
+def describe(args: dict[str, Any]) -> Description:
+    """``Run `pytest -q`?``; a script of several lines is named by its first line."""
+    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    lines = command.splitlines() or [""]
+    details = lines[:4] + ([f"... {len(lines) - 4} more lines"] if len(lines) > 4 else [])
+    timeout = args.get("timeout")
+    if isinstance(timeout, (int, float)) and timeout:
+        details.append(f"timeout {int(timeout) // 1000}s" if timeout >= 1000
+                       else f"timeout {timeout}ms")
+    first = lines[0].strip()
+    if len(first) > 70:
+        first = first[:67] + "..."
+    what = f"Run `{first}`" + (f" and {len(lines) - 1} more lines" if len(lines) > 1 else "")
+    if args.get("network"):
+        what += " with network access"
+    return Description(tuple(details), what + "?")
+
+
 def bash_tool(mode: str = WORKSPACE_WRITE) -> Tool:
     """The ``bash`` tool, its description telling the model what the sandbox allows."""
     return Tool(
@@ -333,6 +352,7 @@ def bash_tool(mode: str = WORKSPACE_WRITE) -> Tool:
         run=run_bash,
         parameters=PARAMETERS,
         effects=_effects,
+        describe=describe,
         tool_set="core",
         prompt="runs `bash -lc` in the workspace root; prefer the file tools for reading and "
                "editing files; never start interactive programs or ones that wait for input.",

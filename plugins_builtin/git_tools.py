@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent import Effects, Option, Tool, ToolError, hookimpl, safegit
+from agent import Description, Effects, Option, Tool, ToolError, hookimpl, safegit
 from agent.safegit import GitFailed
 from agent.secrets import SecretsPolicy, policy_for, redact_diff
 
@@ -376,11 +376,21 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
             "additionalProperties": False}
 
 
+def _describer(name: str) -> Any:
+    def describe(args: dict[str, Any]) -> Description:
+        bits = [str(v) for v in args.values() if isinstance(v, (str, int)) and v not in ("", 0)]
+        line = "  ".join(bits)
+        return Description((line,) if line else (),
+                           f"Run git {name[4:].replace('_', ' ')}" + (f" {line}" if line else "")
+                           + "?")
+    return describe
+
+
 def _tool(name: str, description: str, run: Any, properties: dict[str, Any],
           required: tuple[str, ...] = (), prompt: str | None = None) -> Tool:
     return Tool(name=name, description=description, run=run,
                 parameters=_schema(properties, required), effects=_reads, tool_set="git",
-                read_only=True, prompt=prompt)
+                read_only=True, prompt=prompt, describe=_describer(name))
 
 
 TOOLS = (

@@ -17,7 +17,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent import NO_EFFECTS, Fragment, Option, SlashCommand, Tool, ToolError, header, hookimpl
+from agent import (
+    NO_EFFECTS,
+    Description,
+    Fragment,
+    Option,
+    SlashCommand,
+    Tool,
+    ToolError,
+    header,
+    hookimpl,
+)
 from agent.commands import show
 from agent.messages import Message
 from agent.providers import ProviderRequest, StepFinished, TextDelta
@@ -289,8 +299,18 @@ async def _forget(args: dict[str, Any], ctx: Any) -> str:
     return memory_for(ctx.config).forget(str(args.get("text", "")))
 
 
+def _describe(verb: str, *keys: str) -> Any:
+    def describe(args: dict[str, Any]) -> Description:
+        value = next((str(args[k]) for k in keys if args.get(k)), "")
+        kind = args.get("kind")
+        line = f"{kind}: {value}" if kind else value
+        return Description((line,), f"{verb} {value!r}?")
+    return describe
+
+
 REMEMBER = Tool(
     name="remember",
+    describe=_describe("Remember", "text"),
     description=("Save a short note about this project for future sessions: a fact, a "
                  "decision, a gotcha, or a command that works. One fact per note, at most "
                  "400 characters. Exact duplicates are refused."),
@@ -306,6 +326,7 @@ REMEMBER = Tool(
 
 RECALL = Tool(
     name="recall",
+    describe=_describe("Search the notes for", "query"),
     description=("Search the project notes saved in earlier sessions. Every word of the query "
                  "must match; returns up to 15 notes, newest first."),
     run=_recall,
@@ -320,6 +341,7 @@ RECALL = Tool(
 
 FORGET = Tool(
     name="forget",
+    describe=_describe("Forget the notes containing", "text"),
     description=("Delete project notes that are wrong or obsolete: every note containing the "
                  "given text (case-insensitive) is removed."),
     run=_forget,

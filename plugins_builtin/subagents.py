@@ -34,7 +34,17 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent import Effects, Fragment, Option, Tool, ToolError, ToolResult, hookimpl, spend
+from agent import (
+    Description,
+    Effects,
+    Fragment,
+    Option,
+    Tool,
+    ToolError,
+    ToolResult,
+    hookimpl,
+    spend,
+)
 from agent import events as ev
 from agent.gate import Gate, GateDecision
 
@@ -365,13 +375,21 @@ def task_effects(args: dict[str, Any]) -> Effects:
     return Effects(targets=(str(args.get("kind") or "explore"),))
 
 
+def describe_task(args: dict[str, Any]) -> Description:
+    kind = str(args.get("kind") or "explore")
+    what = str(args.get("description") or "")
+    writes = " (writes)" if kind == "worker" else ""
+    return Description((f"{kind}{writes}: {what}",),
+                       f"Start {'an' if kind[:1] in 'aeiou' else 'a'} {kind} subagent: {what}?")
+
+
 @hookimpl
 def agent_register_tools(register, config):
     if config.get("subagent") is False:
         return
     register(TaskTool(
         name="task", description=DESCRIPTION.format(kinds=", ".join(KINDS)), run=run_task,
-        parameters=PARAMETERS, effects=task_effects, read_only=True,
+        parameters=PARAMETERS, effects=task_effects, read_only=True, describe=describe_task,
         prompt="delegate a self-contained search, review or change to a subagent; it sees "
                "none of this conversation, so give it a complete prompt."))
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import NO_EFFECTS, Fragment, SlashCommand, Tool, ToolError, ToolResult, hookimpl
+from agent import (
+    NO_EFFECTS,
+    Description,
+    Fragment,
+    SlashCommand,
+    Tool,
+    ToolError,
+    ToolResult,
+    hookimpl,
+)
 
 DATA_KEY = "todos"
 STATUSES = ("pending", "in_progress", "done", "blocked")
@@ -132,8 +141,16 @@ async def _todo_write(args: dict[str, Any], ctx: Any) -> ToolResult:
     return ToolResult(result_text(todos), summary=summary, display={"todos": todos})
 
 
+def describe(args: dict[str, Any]) -> Description:
+    todos = [t for t in (args.get("todos") or []) if isinstance(t, dict)]
+    lines = [f"{t.get('status', '?')}: {t.get('content', '')}" for t in todos[:6]]
+    more = [f"... {len(todos) - 6} more"] if len(todos) > 6 else []
+    return Description(tuple(lines + more), f"Update the task list ({len(todos)} tasks)?")
+
+
 TODO_WRITE = Tool(
     name="todo_write",
+    describe=describe,
     description=DESCRIPTION,
     run=_todo_write,
     parameters=PARAMETERS,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent import Effects, Tool, ToolContext, ToolError, ToolResult, hookimpl
+from agent import Description, Effects, Tool, ToolContext, ToolError, ToolResult, hookimpl
 from agent.tools import RESULT_CAP
 
 MAX_CHARS = 30_000
@@ -331,6 +331,8 @@ class WebFetch:
             run=self.run,
             parameters=PARAMETERS,
             effects=lambda args: Effects(urls=(str(args.get("url", "")),)),
+            describe=lambda args: Description((str(args.get("url") or ""),),
+                                              f"Fetch {args.get('url') or '?'}?"),
             tool_set="net",
             prompt=PROMPT,
         )

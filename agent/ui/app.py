@@ -96,6 +96,7 @@ class App:
         self.screen: Any = None  # the urwid screen, when running in a terminal
         self.loop: Any = None    # the urwid MainLoop, when running in a terminal
         self.inline = False      # inline mode: final blocks go to the terminal's scrollback
+        self.folds_open = False  # ctrl-o: reasoning and applied diffs shown in full
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
         self._approval_lock = asyncio.Lock()
@@ -116,6 +117,9 @@ class App:
 
         self.transcript = Transcript(lambda block, width: self.renderer.render(block, width))
         self.transcript.jump_key = (self.keymap.keys_for("scroll-bottom") or ["ctrl end"])[0]
+        from agent.ui.widgets import transcript as transcript_widget
+
+        transcript_widget.FOLD_KEY[0] = (self.keymap.keys_for("toggle-folds") or ["ctrl o"])[0]
         self.live = LiveArea()
         self.status = StatusBar()
         self.editor = PromptEditor(placeholder=IDLE_PLACEHOLDER, history=History())
@@ -159,7 +163,9 @@ class App:
         self.redraw.request()
 
     def max_panel_rows(self) -> int:
-        return max(4, self.size[1] - 12)
+        """Rows a panel's scrolling body may take: what is left of the screen after the
+        prompt, the status bar, the panel's own frame and lines, and a few transcript rows."""
+        return max(4, self.size[1] - 13)
 
     # ---- panels ----------------------------------------------------------------------------
 
@@ -226,6 +232,11 @@ class App:
         self.redraw.request()
 
     # ---- status ----------------------------------------------------------------------------
+
+    def tool_named(self, name: str) -> Any:
+        """The session's tool called ``name`` (None if unknown)."""
+        tools = getattr(self.session, "tools", None) or getattr(self.runtime, "tools", None)
+        return tools.get(name) if isinstance(tools, dict) else None
 
     def model_name(self) -> str:
         if self.session is not None:
@@ -420,6 +431,7 @@ class App:
         finally:
             if self._ticker is not None:
                 self._ticker.cancel()
+            self.view.end_reasoning()
             self.view.end_text()
             self.busy = False
             self.turn_task = None
@@ -451,6 +463,13 @@ class App:
         if self.turn_task is not None and not self.turn_task.done():
             self.turn_task.cancel()
 
+    def toggle_folds(self) -> None:
+        """ctrl-o: show every folded block (reasoning, applied diffs) in full, or fold them."""
+        self.folds_open = not self.folds_open
+        if not self.transcript.set_folds(self.folds_open):
+            self.add("info", "nothing folded yet: reasoning and applied diffs fold here")
+        self.redraw.request()
+
     def quit(self) -> None:
         self.exit.set()
 
@@ -477,13 +496,16 @@ class App:
                                     max_rows=self.max_panel_rows)
             self.bell_if_wanted()
             dialog.opened_at = time.monotonic()
-            self.live.hide_tools = True
+            self.live.hide_tools = self.live.folded = True
             self.live.refresh()
             try:
-                return await self.run_modal(dialog)
+                answer = await self.run_modal(dialog)
             finally:
-                self.live.hide_tools = False
+                self.live.hide_tools = self.live.folded = False
                 self.live.refresh()
+            if dialog.diffs is not None and answer != "no":
+                self.view.rejected(request.call.id, dialog.diffs, dialog.rejected)
+            return answer
 
     def bell_if_wanted(self) -> None:
         """Ring the terminal bell when the user asked for it (``bell_on_approval``)."""

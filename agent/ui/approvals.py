@@ -225,10 +225,11 @@ def rejection_note(name: str, ds: DiffSet, rejected: set[int]) -> str:
     return "\n".join(lines)
 
 
-def detail_lines(name: str, args: dict[str, Any]) -> list[str]:
-    """What a call without a diff shows: its key arguments (up to 10 lines)."""
-    if name == "bash":
-        lines = str(args.get("command") or "").splitlines()
+def detail_lines(name: str, args: dict[str, Any], tool: Any = None,
+                 command: str | None = None) -> list[str]:
+    """What a call without a diff shows: the command it runs (its effects say), else its
+    key arguments (up to 10 lines)."""
+    if command:
+        lines = command.splitlines()
         return lines[:10] + ([f"... {len(lines) - 10} more lines"] if len(lines) > 10 else [])
-    out = toolfmt.details(name, args)
-    return out[:10]
+    return toolfmt.details(name, args, tool)[:10]

@@ -14,6 +14,7 @@ DEFAULT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("global", "esc", "cancel"),
     ("global", "ctrl c", "interrupt"),
     ("global", "ctrl r", "toggle-reasoning"),
+    ("global", "ctrl o", "toggle-folds"),
     ("global", "page up", "scroll-up"),
     ("global", "page down", "scroll-down"),
     ("global", "meta up", "scroll-line-up"),

@@ -37,6 +37,7 @@ ACTIONS: dict[str, str] = {
     "cancel": "abort the running turn and clear the queue; otherwise close the open panel",
     "interrupt": "kill the running command(s), keeping the turn; quit when nothing runs",
     "toggle-reasoning": "expand or collapse the model's reasoning while it thinks",
+    "toggle-folds": "expand or fold the transcript's folded blocks (past reasoning, applied diffs)",
     "scroll-up": "scroll the transcript up a page",
     "scroll-down": "scroll the transcript down a page",
     "scroll-line-up": "scroll the transcript up a line",

@@ -37,10 +37,12 @@ class KeyRouter:
         self.app = app
         self._pasting: list[str] | None = None
         self._last_ctrl_c = 0.0
+        self.last_key_at = 0.0  # when the previous key arrived (monotonic seconds)
         self.actions: dict[str, Callable[[], Any]] = {
             "submit": self.submit, "complete": self.complete, "cancel": self.cancel,
             "interrupt": self.interrupt, "toggle-reasoning": self.toggle_reasoning,
             "redraw": self.redraw, "suspend": self.suspend, "quit": app.quit,
+            "toggle-folds": app.toggle_folds,
             **{name: (lambda n=name: self.scroll(n)) for name in SCROLLS},
         }
 
@@ -60,20 +62,16 @@ class KeyRouter:
 
     def _handle(self, size: tuple[int, int], key: str) -> None:
         app = self.app
-        if not isinstance(key, str) or self._paste(key):
+        now = time.monotonic()
+        previous, self.last_key_at = self.last_key_at, now
+        if not isinstance(key, str):
+            return
+        if self._pasting is None and self._unarmed(previous, now):
+            self._to_prompt(size, key)
+            return
+        if self._paste(key):
             return
         cols = (size[0],)
-        modal = app.modal
-        if modal is not None and modal.context == "approval" and \
-                time.monotonic() - getattr(modal, "opened_at", 0.0) < app.approval_guard:
-            # Keys typed ahead before the dialog appeared must not answer it: they go on to
-            # the prompt (a stray enter or "y" never approves a command nobody has read).
-            hit = app.keymap.get(key, ["prompt", "global"])
-            if hit is not None and hit[1] in EDIT_ACTIONS:
-                app.editor.do(hit[1], cols)
-            elif hit is None:
-                app.editor.type_key(cols, key)
-            return
         hit = app.keymap.get(key, self.contexts())
         if hit is not None and self.run(hit[1], size):
             return
@@ -81,6 +79,39 @@ class KeyRouter:
             app.modal.type_key(cols, key)
         else:
             app.editor.type_key(cols, key)
+
+    def _unarmed(self, previous: float, now: float) -> bool:
+        """True while an approval dialog must not take keys: it arms once it has been
+        visible for ``app.approval_guard`` seconds with no key typed in that time, so keys
+        typed before it appeared, or while the user was still typing, never answer it."""
+        modal = self.app.modal
+        if modal is None or modal.context != "approval" or getattr(modal, "armed", True):
+            return False
+        quiet_since = max(getattr(modal, "opened_at", 0.0), previous)
+        if now - quiet_since >= self.app.approval_guard:
+            modal.armed = True
+            return False
+        typed_ahead = getattr(modal, "typed_ahead", None)
+        if typed_ahead is not None:
+            typed_ahead()
+        return True
+
+    def _to_prompt(self, size: tuple[int, int], key: str) -> None:
+        """A key typed ahead of an approval: it goes where it was meant, the prompt (enter
+        queues what was typed, a paste is inserted)."""
+        app = self.app
+        if self._paste(key):
+            return
+        cols = (size[0],)
+        hit = app.keymap.get(key, ["prompt", "global"])
+        command = hit[1] if hit is not None else None
+        if command in EDIT_ACTIONS:
+            app.editor.do(command, cols)
+        elif command == "submit":
+            self.submit()  # queued: a turn is running
+        elif command is None:
+            app.editor.type_key(cols, key)
+        app.completion.update()
 
     def _paste(self, key: str) -> bool:
         """Bracketed paste: collect everything between the markers, insert it in one go."""
@@ -93,7 +124,9 @@ class KeyRouter:
         if key == "end paste":
             text, self._pasting = "".join(self._pasting), None
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-            if app.modal is not None:  # a one-line field: line breaks become spaces
+            if app.modal is not None and app.modal.context == "approval":
+                app.editor.insert_text(text)  # a paste never answers a dialog
+            elif app.modal is not None:  # a one-line field: line breaks become spaces
                 for ch in text.replace("\n", " "):
                     app.modal.type_key((app.size[0],), ch)
             elif text:

@@ -51,6 +51,7 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "diff-gap": ("dark gray", "default", "#6c6c6c", "default", ""),
     "diff-rejected": ("dark gray,strikethrough", "default", "#6c6c6c,strikethrough", "default",
                       "strikethrough"),
+    "diff-rejected-mark": ("light red", "default", "#ff8787", "default", "bold"),
     "diff-sel": ("black", "yellow", "#000000", "#ffaf00", "standout"),
     # the task list and the subagents in the live area
     "todo": ("default", "default", "default", "default", ""),

@@ -31,6 +31,10 @@ class TurnView:
         self._current: Entry | None = None   # the growing chunk's entry
         self.tools: dict[str, Entry] = {}
         self.commands: dict[str, str] = {}  # call id -> bash command, for ctrl-c notices
+        #: call id -> (the diff the call would make, the hunks the user rejected)
+        self.diffs: dict[str, tuple[Any, set[int]]] = {}
+        self._reasoning: list[str] = []     # this step's reasoning, for the transcript
+        self._reasoning_at = 0              # where in the transcript it began
 
     # ---- streaming text ----
 
@@ -92,9 +96,15 @@ class TurnView:
     def on_event(self, event: ev.Event) -> None:
         app = self.app
         live = app.live
+        if self._reasoning and not isinstance(event, ev.ReasoningEvent):
+            self.end_reasoning()
         if isinstance(event, ev.TextEvent):
             self._text(event.text)
         elif isinstance(event, ev.ReasoningEvent):
+            if not self._reasoning:
+                self.end_text()
+                self._reasoning_at = len(app.transcript.walker)
+            self._reasoning.append(event.text)
             live.reasoning += event.text
             live.refresh()
         elif isinstance(event, ev.ToolStartEvent):
@@ -104,16 +114,16 @@ class TurnView:
         elif isinstance(event, ev.ToolCallEvent):
             self.end_text()
             self._tool_call(event)
-            if event.name == "task":
-                app.refresh_subagents()
+            app.refresh_subagents()
         elif isinstance(event, ev.ToolOutputEvent):
             live.add_output(event.id, event.chunk)
             live.refresh()
         elif isinstance(event, ev.ToolResultEvent):
             self._tool_done(event.id, event.name, "ok",
                             toolfmt.summary(event.name, event.output, given=event.summary))
+            self._applied_diff(event.id)
             todos = (event.display or {}).get("todos")
-            if isinstance(todos, list) or event.name == "todo_write":
+            if isinstance(todos, list):
                 # the list the tool stored in session.data (what it displayed, without one)
                 stored = (getattr(app.session, "data", None) or {}).get("todos")
                 app.refresh_todos(stored if stored is not None else todos)
@@ -153,17 +163,66 @@ class TurnView:
             self._done(event)
         app.redraw.request()
 
+    # ---- folded blocks: reasoning and applied diffs (ctrl-o expands them) ----
+
+    def end_reasoning(self) -> None:
+        """The step's reasoning is over: keep it in the transcript where it began, folded."""
+        text = "".join(self._reasoning).strip()
+        self._reasoning = []
+        if not text:
+            return
+        tokens = max(1, len(text) // 4)
+        block = Block("reasoning", text, {
+            "foldable": True, "expanded": self.app.folds_open,
+            "summary": f"thought for ~{tokens} tokens"})
+        self.app.transcript.insert(self._reasoning_at, block)
+
+    def diff_for(self, call_id: str, name: str, args: Any) -> None:
+        """Remember the diff a call would make, to keep it once the call applied it."""
+        try:
+            from agent.ui.approvals import diffs_for
+
+            ds = diffs_for(name, args, self.app.workspace) if isinstance(args, dict) else None
+        except Exception:
+            ds = None
+        if ds is not None and ds.hunks:
+            self.diffs[call_id] = (ds, set())
+
+    def rejected(self, call_id: str, ds: Any, hunks: set[int]) -> None:
+        """The approval dialog's answer: these hunks of ``ds`` were left out."""
+        self.diffs[call_id] = (ds, set(hunks))
+
+    def _applied_diff(self, call_id: str) -> None:
+        found = self.diffs.pop(call_id, None)
+        if found is None:
+            return
+        ds, rejected = found
+        rows = ds.rows(rejected)
+        plus = sum(1 for r in rows if r.kind == "add" and r.hunk not in rejected)
+        minus = sum(1 for r in rows if r.kind == "del" and r.hunk not in rejected)
+        paths = ", ".join(dict.fromkeys(d.path for d in ds.diffs))
+        summary = f"{paths}  +{plus} \u2212{minus}"
+        marks = [h.describe(ds) for h in ds.hunks if h.number in rejected]
+        if marks:
+            summary += f"  ({len(marks)} of {len(ds.hunks)} hunks rejected)"
+        self.app.transcript.add(Block("diff", summary, {
+            "diff": ds, "rejected": set(rejected), "foldable": True,
+            "expanded": self.app.folds_open, "summary": summary,
+            "marks": [f"rejected, not applied: {m}" for m in marks]}))
+
     def _tool_call(self, event: ev.ToolCallEvent) -> None:
-        details = toolfmt.details(event.name, event.input)
+        details = toolfmt.details(event.name, event.input, self.app.tool_named(event.name))
         data = {"name": event.name, "details": details, "status": "running",
                 "origin": event.origin, "id": event.id}
         entry = self.app.transcript.add(Block("tool", event.name, data))
         self.tools[event.id] = entry
+        self.diff_for(event.id, event.name, event.input)
         live = self.app.live
         tool = live.tools.setdefault(event.id, ActiveTool(event.id, event.name))
         tool.details, tool.origin = details, event.origin
-        if event.name == "bash":
-            self.commands[event.id] = str(event.input.get("command", "")).split("\n")[0]
+        command = event.input.get("command") if isinstance(event.input, dict) else None
+        if isinstance(command, str) and command:  # for the ctrl-c notice
+            self.commands[event.id] = command.split("\n")[0]
         live.refresh()
 
     def _tool_done(self, call_id: str, name: str, status: str, summary: str) -> None:
@@ -174,6 +233,8 @@ class TurnView:
         self.app.transcript.update(entry)
         self.app.live.tools.pop(call_id, None)
         self.commands.pop(call_id, None)
+        if status != "ok":
+            self.diffs.pop(call_id, None)
         self.app.live.refresh()
 
     def _done(self, event: ev.DoneEvent) -> None:
@@ -195,6 +256,7 @@ class TurnView:
 
     def interrupted(self) -> None:
         """The turn was aborted (esc): close what was open."""
+        self.end_reasoning()
         self.end_text()
         for call_id in list(self.tools):
             self._tool_done(call_id, self.tools[call_id].block.data.get("name", "?"), "error",
@@ -234,5 +296,7 @@ def replay(app: App, messages: list[Any], limit: int = 200) -> None:
                 summary = toolfmt.summary(call.name, res.output if res else "",
                                           is_error=status == "error") if res else ""
                 app.transcript.add(Block("tool", call.name, {
-                    "name": call.name, "details": toolfmt.details(call.name, call.arguments),
+                    "name": call.name,
+                    "details": toolfmt.details(call.name, call.arguments,
+                                               app.tool_named(call.name)),
                     "status": status, "summary": summary}))

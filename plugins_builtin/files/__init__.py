@@ -13,7 +13,7 @@ from typing import Any
 
 from agent import Option, SlashCommand, hookimpl
 
-from . import trash
+from . import describe, trash
 from .edit import EDIT_FILE, MULTI_EDIT, WRITE_FILE
 from .fsops import DELETE_FILE, MOVE_FILE
 from .listing import GLOB, LIST_DIR
@@ -23,6 +23,7 @@ from .search import GREP
 
 TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP,  # core
          READ_MANY_FILES, MULTI_EDIT, APPLY_PATCH, MOVE_FILE, DELETE_FILE, LIST_DIR)  # edit-plus
+describe.attach(TOOLS)  # transcript lines and approval wording (Tool.describe)
 
 
 @hookimpl

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import (
+    Description,
     Effects,
     Fragment,
     Option,
@@ -64,6 +65,8 @@ async def run_skill(args: dict[str, Any], ctx: Any) -> ToolResult:
 
 SKILL_TOOL = Tool(
     name=TOOL_NAME,
+    describe=lambda args: Description((str(args.get("name") or ""),),
+                                      f"Load the skill {args.get('name') or '?'}?"),
     description=("Load a skill: instructions for a kind of task (committing, debugging, "
                  "reviewing...). The system prompt lists the skills by name and description; "
                  "pass the name. Follow what it returns."),

@@ -81,7 +81,7 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         term.wait_for("return 'hello'")
         term.wait_for(IDLE)
         term.type("do it")
-        term.wait_for("allow edit_file?")
+        term.wait_for("Edit app.py (+1 \u22121)?")
         screen = term.wait_for("2 + ")
         assert "2 -     return 'hi'" in screen and "2 +     return 'hello'" in screen
         time.sleep(0.5)

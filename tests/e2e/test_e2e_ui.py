@@ -64,7 +64,7 @@ def test_streamed_answer_tool_call_approval_and_resume_hint(term_factory, fake_p
     assert "Let me look at a.txt:" in screen and "x = 1" in screen
     term.wait_for(IDLE)
     term.type("edit it")
-    term.wait_for("allow edit_file?")
+    term.wait_for("Edit a.txt (+1 \u22121)?")
     screen = term.wait_for("2 + BETA")
     assert "2 - beta" in screen
     time.sleep(0.5)  # keys typed before the dialog is readable never answer it
@@ -112,7 +112,7 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     term = start()
     term.wait_for(IDLE)
     term.type("run it")
-    term.wait_for("allow bash?")
+    term.wait_for("Run `echo $$ > pid.txt")
     time.sleep(0.5)
     term.send("y")
     pid_file = ws / "pid.txt"
@@ -202,5 +202,36 @@ def test_answers_of_every_shape_stream_while_typed_keys_show(term_factory, fake_
         screen = term.wait_for(IDLE, timeout=120)
         screen = term.wait_for(end, timeout=10)
         assert "error" not in screen
+    term.type("/exit")
+    assert term.wait_exit(timeout=30) == 0
+
+
+def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provider):
+    """Keys typed while a turn runs into an approval (y, a and enter among them) stay typed
+    text: the dialog stays open, nothing is written, the text is kept in the prompt."""
+    fake_provider.script(
+        Reply("Let me write the file now, one moment please.", pieces=12, delay=0.06,
+              tool_calls=[("write_file", {"path": "new.txt", "content": "hello\n"}, "w1")]),
+        Reply.text("Not written, as you said."))
+    start, ws = term_factory
+    term = start()
+    term.wait_for(IDLE)
+    term.type("write it")
+    term.wait_for("working...")
+    typed = "yay a yes always "
+    for ch in typed * 2:  # about 2 s of typing, across the dialog's appearance
+        term.send(ch)
+        time.sleep(0.06)
+    screen = term.wait_for("Write new.txt (1 line)?")
+    assert "> " + (typed * 2).strip() in screen  # all of it in the prompt
+    time.sleep(0.3)
+    assert "Write new.txt (1 line)?" in term.text()  # still open: nothing answered it
+    assert not (ws / "new.txt").exists()
+    time.sleep(0.6)  # a pause: the dialog takes the next key
+    term.send("n")
+    term.wait_for("Not written, as you said.")
+    assert not (ws / "new.txt").exists()
+    assert "> " + (typed * 2).strip() in term.wait_for("> yay")
+    term.send("\x15")
     term.type("/exit")
     assert term.wait_exit(timeout=30) == 0

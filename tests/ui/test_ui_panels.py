@@ -14,7 +14,8 @@ from agent.gate import ApprovalRequest
 from agent.tools import ToolCall
 
 
-async def test_reasoning_is_collapsed_expandable_and_dropped_at_turn_end(tmp_path, fake_provider):
+async def test_reasoning_is_collapsed_expandable_and_kept_folded_after_the_turn(tmp_path,
+                                                                               fake_provider):
     fake_provider.script(Reply(reasoning="step one\nstep two\nstep three\n" * 4,
                                text="the answer", pieces=6, delay=0.08))
     app = make_app(tmp_path, fake_provider.openai_url)
@@ -28,6 +29,13 @@ async def test_reasoning_is_collapsed_expandable_and_dropped_at_turn_end(tmp_pat
     await wait_for(app, "the answer")
     rows = await idle(app)
     assert "thinking..." not in rows and "ctrl-r" not in rows
+    # the turn's reasoning stays in the transcript, folded above its answer
+    assert "> thinking  thought for ~" in rows and "ctrl o to expand" in rows
+    assert rows.index("> thinking") < rows.index("the answer")
+    assert "step two" not in rows
+    await press(app, "ctrl o")
+    rows = screen(app)
+    assert "step two" in rows and rows.index("step one") < rows.index("the answer")
 
 
 async def test_info_panel_is_dismissed_by_esc(tmp_path, fake_provider):

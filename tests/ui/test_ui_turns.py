@@ -29,7 +29,7 @@ async def test_approval_shows_numbered_diff_and_y_applies(tmp_path, fake_provide
     fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("Edited."))
     app = edit_app(tmp_path, fake_provider)
     await type_text(app, "edit it", enter=True)
-    rows = await wait_for(app, "allow edit_file?")
+    rows = await wait_for(app, "Edit a.txt (+")
     lines = rows.splitlines()
     assert any(line.startswith("│a.txt  +1 -1") for line in lines)
     assert any(line.startswith("│ 2   line 2") for line in lines)  # real file line numbers
@@ -48,7 +48,7 @@ async def test_esc_in_approval_denies_and_nothing_is_written(tmp_path, fake_prov
     fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
     app = edit_app(tmp_path, fake_provider)
     await type_text(app, "edit", enter=True)
-    await wait_for(app, "allow edit_file?")
+    await wait_for(app, "Edit a.txt (+")
     await press(app, "esc")
     await idle(app)
     assert (app.workspace / "a.txt").read_text() == TWENTY
@@ -72,21 +72,42 @@ async def test_rejecting_one_hunk_applies_the_rest_and_tells_the_model(tmp_path,
     assert "LINE 2\n" in text and "line 18\n" in text and "LINE 18" not in text
     told = tool_messages(fake_provider.requests[1])[0]["content"]
     assert "rejected 1 of 2 hunks" in told and "+LINE 18" in told
+    # The transcript keeps the applied diff, folded, with the rejected hunk marked...
+    rows = screen(app)
+    assert "> diff  a.txt  +1 \u22121  (1 of 2 hunks rejected)  ctrl o to expand" in rows
+    assert "+ LINE 2" not in rows
+    await press(app, "ctrl o")  # ...and ctrl-o shows it in full
+    rows = screen(app)
+    assert "rejected, not applied: hunk 2 (a.txt" in rows
+    assert "2 + LINE 2" in rows and "18 + LINE 18" in rows
+    await press(app, "ctrl o")
+    assert "2 + LINE 2" not in screen(app)
 
 
 async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider):
     edit = {"path": "a.txt", "oldString": "line 1\n", "newString": "changed\n"}
-    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."),
+                         Reply.text("the queued prompt ran"))
     app = edit_app(tmp_path, fake_provider)
     app.approval_guard = 0.4
     await type_text(app, "edit", enter=True)
-    await wait_for(app, "allow edit_file?")
-    await type_text(app, "yes\n")  # lands in the prompt, not on the dialog
-    assert app.modal is not None and app.editor.text == "yes"
-    await asyncio.sleep(0.45)
+    await wait_for(app, "Edit a.txt (+1 \u22121)?")
+    await type_text(app, "yes\n")  # lands in the prompt and, with enter, in the queue
+    assert app.modal is not None and app.queue == [("yes", False)]
+    # Still typing: every key starts the quiet interval again, so keys keep going to the
+    # prompt long after the dialog appeared.
+    for _ in range(6):
+        await asyncio.sleep(0.15)
+        await press(app, "y")
+    assert app.modal is not None and app.editor.text == "yyyyyy"
+    assert "typing goes to the prompt: pause to answer" in screen(app)
+    assert (app.workspace / "a.txt").read_text() == TWENTY
+    await asyncio.sleep(0.45)  # a pause: now the dialog answers
     await press(app, "n")
+    await wait_for(app, "the queued prompt ran")
     await idle(app)
     assert (app.workspace / "a.txt").read_text() == TWENTY
+    assert app.editor.text == "yyyyyy"  # what was typed is still there
 
 
 async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_provider):
@@ -166,7 +187,7 @@ async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, f
     app.approval_guard = 0.0
     app.start()
     await type_text(app, "run it", enter=True)
-    await wait_for(app, "allow bash?")
+    await wait_for(app, "Run `echo $$ > pid.txt; sleep 30; echo done > after.txt`?")
     await press(app, "y")
     pid_file = app.workspace / "pid.txt"
     await wait_for(app, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
@@ -211,3 +232,35 @@ async def test_provider_error_is_a_red_line_and_the_app_stays_usable(tmp_path, f
     assert "Incorrect API key provided" in rows
     await type_text(app, "again", enter=True)
     await wait_for(app, "fine now")
+
+
+async def test_at_80x24_the_dialog_fits_with_panels_folded_and_every_hunk_reachable(
+        tmp_path, fake_provider):
+    forty = "".join(f"line {i}\n" for i in range(1, 41))
+    edits = [{"oldString": f"line {n}\n", "newString": f"LINE {n}\n"} for n in (3, 20, 37)]
+    todos = [{"content": f"task {i}", "status": "pending"} for i in range(8)]
+    fake_provider.script(Reply.tool_call("todo_write", {"todos": todos}, id="t1"),
+                         Reply.tool_call("multi_edit", {"path": "a.txt", "edits": edits},
+                                         id="m1"),
+                         Reply.text("Edited."))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["files", "todos"],
+                   size=(80, 24))
+    (app.workspace / "a.txt").write_text(forty)
+    app.approval_guard = 0.0
+    app.start()
+    await type_text(app, "edit", enter=True)
+    rows = await wait_for(app, "Edit a.txt: 3 edits (+3 \u22123)?")
+    lines = rows.splitlines()
+    assert len(lines) == 24
+    assert "task 7" not in rows and "folded while the dialog is open" in rows
+    assert any("y yes once" in line for line in lines)  # the dialog's last line is on screen
+    assert lines[-1].startswith("m  default/medium")  # and the status bar under it
+    seen = set()
+    for _ in range(3):
+        rows = screen(app)
+        seen |= {n for n in (3, 20, 37) if f"+ LINE {n}" in rows}
+        await press(app, "down")
+    assert seen == {3, 20, 37}  # every hunk can be brought into view
+    await press(app, "y")
+    await wait_for(app, "Edited.")
+    assert "task 7" in screen(app)  # the panel is back once the dialog closed

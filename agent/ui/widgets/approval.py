@@ -15,7 +15,7 @@ import urwid
 
 from agent.blocks import Block
 from agent.gate import Approval, ApprovalRequest
-from agent.ui import approvals
+from agent.ui import approvals, toolfmt
 from agent.ui.diffing import DiffSet
 from agent.ui.widgets.panels import FitBox, Modal, boxed
 
@@ -37,16 +37,21 @@ class ApprovalDialog(Modal):
             self.diffs = None
         self.rejected: set[int] = set()
         self.selected = 1 if self.diffs and len(self.diffs.hunks) > 1 else 0
-        self.opened_at = 0.0
+        self.opened_at = 0.0   # when it was first drawn (monotonic seconds)
+        self.armed = False     # takes answers (see agent.ui.keys: never type-ahead)
+        self.diverted = False  # keys went to the prompt while it was not armed
+        self._drawn = False
+        self.question = toolfmt.question(call.name, call.arguments, request.tool)
         self.fit = FitBox(self._body(), max_rows)
         self.hunk_line = urwid.Text("")
         parts: list[urwid.Widget] = [urwid.Text(self._why()), self.fit]
         if self.diffs and len(self.diffs.hunks) > 1:
             parts.append(self.hunk_line)
-        parts.append(urwid.Text(self._footer()))
+        self._footer_text = urwid.Text(self._footer())
+        parts.append(self._footer_text)
         origin = request.origin
-        title = (f"a {origin} subagent wants to run {call.name}" if origin not in ("", "model")
-                 else f"allow {call.name}?")
+        title = (f"a {origin} subagent wants to run {call.name}"
+                 if origin not in ("", "model") else self.question)
         super().__init__(boxed(urwid.Pile(parts), title, "approval"))
         self._update_hunk_line()
 
@@ -54,7 +59,10 @@ class ApprovalDialog(Modal):
 
     def _why(self) -> list[Any]:
         r = self.request
-        out: list[Any] = [("approval", r.reason or "this call needs your approval")]
+        out: list[Any] = []
+        if r.origin not in ("", "model"):
+            out.append(("approval-title", self.question + "\n"))
+        out.append(("approval", r.reason or "this call needs your approval"))
         if r.network:
             out.append(("approval", "\nwith network access (the sandbox blocks it otherwise)"))
         if r.repeating:
@@ -64,6 +72,11 @@ class ApprovalDialog(Modal):
         rule = r.rule or ""
         if rule and not rule.endswith('"*"') and ":" in rule:
             out.append(("dim", f"\nmatched {rule}"))
+        if getattr(r, "network", False):
+            out.append(("approval", "\nruns with network access (the sandbox blocks it "
+                                    "otherwise)"))
+        for note in getattr(r.effects, "notes", ()) or ():
+            out.append(("dim", f"\n{note}"))
         return out
 
     def _body(self) -> urwid.Widget:
@@ -72,7 +85,8 @@ class ApprovalDialog(Modal):
             block = Block("diff", data={"diff": self.diffs, "rejected": set(self.rejected),
                                         "selected": self.selected, "tool": call.name})
             return self._render(block)
-        lines = approvals.detail_lines(call.name, call.arguments)
+        lines = approvals.detail_lines(call.name, call.arguments, self.request.tool,
+                                       getattr(self.request.effects, "command", None))
         if not lines:
             import json
 
@@ -85,7 +99,23 @@ class ApprovalDialog(Modal):
         always = "a always" + ("" if grant == "*" else f" ({grant})")
         out: list[Any] = [("key", "y"), " yes once  ", ("key", "a"), always[1:], "  ",
                           ("key", "n"), " no (esc)"]
+        if self.diverted and not self.armed:
+            out.append(("dim", "\ntyping goes to the prompt: pause to answer"))
         return out
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        if not self._drawn:  # visible from now on: the quiet interval starts here
+            import time
+
+            self._drawn = True
+            self.opened_at = time.monotonic()
+        return super().render(size, focus)
+
+    def typed_ahead(self) -> None:
+        """A key went to the prompt instead (see agent.ui.keys): say why."""
+        if not self.diverted:
+            self.diverted = True
+            self._footer_text.set_text(self._footer())
 
     def _update_hunk_line(self) -> None:
         if not self.diffs or len(self.diffs.hunks) < 2:

@@ -2,7 +2,9 @@
 plain renderers here.
 
 Block kinds the app produces: ``user``, ``markdown`` (the assistant's answer), ``tool``,
-``info``, ``notice``, ``error``, ``diff``, ``turn`` (the per-turn usage line) and ``header``.
+``info``, ``notice``, ``error``, ``diff`` (an approval's or an applied edit's), ``reasoning``
+(a step's thinking, folded), ``turn`` (the per-turn usage line) and ``header``.  A block with
+``data["foldable"]`` shows one line until ``ctrl o`` expands it (``data["expanded"]``).
 Renderers should return width-adaptive widgets (``urwid.Text`` wraps itself), so a resize never
 re-renders the transcript; ``width`` is a hint for renderers that draw rules or boxes.
 """
@@ -105,6 +107,8 @@ def plain(block: Block) -> urwid.Widget:
                           + ([("dim", "\n" + text.split("\n", 1)[1])] if "\n" in text else []))
     if kind == "diff":
         return plain_diff(block)
+    if kind == "reasoning":
+        return urwid.Text(("reasoning", text))
     return urwid.Text(text)
 
 

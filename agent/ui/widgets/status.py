@@ -54,6 +54,9 @@ class LiveArea(urwid.WidgetWrap):
         self.queue: list[str] = []
         self.busy_since: float | None = None
         self.hide_tools = False  # while an approval dialog shows the call
+        #: while a dialog is open the panels fold to one line, so the dialog (every hunk of
+        #: a diff) fits a small terminal
+        self.folded = False
         self.frame = 0
         self._reasoning = urwid.Text("")
         self._tools = urwid.Text("")
@@ -94,16 +97,25 @@ class LiveArea(urwid.WidgetWrap):
         if self._shown_tools() and not self.hide_tools:
             self._tools.set_text(self._tools_markup())
             parts.append(self._tools)
-        if self.subagents:
+        if self.folded:
+            hidden = [f"{len(self.subagents)} subagents" if self.subagents else "",
+                      ", ".join(sorted(self.panels)) if self.panels else "",
+                      f"{len(self.queue)} queued" if self.queue else ""]
+            hidden = [h for h in hidden if h]
+            if hidden:
+                self._panels.set_text(("dim", f"({'; '.join(hidden)}: folded while the "
+                                              "dialog is open)"))
+                parts.append(self._panels)
+        if self.subagents and not self.folded:
             self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
             parts.append(self._subagents)
-        if self.panels:
+        if self.panels and not self.folded:
             markup: list[Any] = []
             for key in sorted(self.panels):
                 markup += (["\n"] if markup else []) + [self.panels[key]]
             self._panels.set_text(markup)
             parts.append(self._panels)
-        if self.queue:
+        if self.queue and not self.folded:
             lines = [f"queued: {len(self.queue)}"] + [
                 f"  {i}. {_clip(q, QUEUE_CLIP)}" for i, q in enumerate(self.queue, 1)]
             self._queue.set_text(("queue", "\n".join(lines)))
@@ -122,7 +134,7 @@ class LiveArea(urwid.WidgetWrap):
             self._working.set_text(self._working_markup())
         if self._shown_tools():
             self._tools.set_text(self._tools_markup())
-        if self.subagents:
+        if self.subagents and not self.folded:
             self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
 
     def set_subagents(self, records: list[dict[str, Any]]) -> None:

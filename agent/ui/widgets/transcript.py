@@ -40,6 +40,18 @@ class Spaced(urwid.Widget):
         return canvas
 
 
+#: the key that expands folded blocks, named on their line (the app sets it from the keymap)
+FOLD_KEY = ["ctrl o"]
+
+
+def folded(block: Block) -> urwid.Widget:
+    """One line for a folded block: what it is and the key that expands it."""
+    label = {"reasoning": "thinking", "diff": "diff"}.get(block.kind, block.kind)
+    style = "reasoning" if block.kind == "reasoning" else "diff-head"
+    return urwid.Text([(style, f"> {label}  "), ("dim", str(block.data.get("summary") or "")),
+                       ("dim", f"  {FOLD_KEY[0]} to expand")], wrap="ellipsis")
+
+
 class Entry(urwid.WidgetWrap):
     """One block and its current widget.  A widget that fails to draw (a plugin renderer's)
     is replaced by the plain rendering of its block, so one bad block never breaks a frame."""
@@ -96,7 +108,14 @@ class Transcript(urwid.WidgetWrap):
         return self.size[0]
 
     def _wrap(self, block: Block) -> urwid.Widget:
-        widget = self._render(block, self.width)
+        if block.data.get("foldable") and not block.data.get("expanded"):
+            widget: urwid.Widget = folded(block)
+        else:
+            widget = self._render(block, self.width)
+            marks = block.data.get("marks") if block.data.get("foldable") else None
+            if marks:
+                widget = urwid.Pile([urwid.Text(("diff-rejected-mark", "\n".join(marks))),
+                                     widget])
         if self.spacing and block.kind not in ("turn",) and not block.data.get("join"):
             # One blank row above each block keeps the transcript readable (a chunk that
             # continues the block above joins it); Padding-free so copied text has no extra
@@ -118,6 +137,25 @@ class Transcript(urwid.WidgetWrap):
         if not self.follow and not self.unseen:
             self.unseen = True
             self._invalidate()
+
+    def insert(self, index: int, block: Block) -> Entry:
+        """Put ``block`` at ``index`` (clamped), e.g. a step's reasoning above its answer."""
+        entry = Entry(block, self._wrap(block))
+        self.walker.insert(max(0, min(index, len(self.walker))), entry)
+        self._arrived()
+        return entry
+
+    def set_folds(self, expanded: bool) -> int:
+        """Expand or fold every foldable block; returns how many there are."""
+        n = 0
+        for entry in self.walker:
+            if entry.block.data.get("foldable"):
+                n += 1
+                if bool(entry.block.data.get("expanded")) != expanded:
+                    entry.block.data["expanded"] = expanded
+                    entry.replace(self._wrap(entry.block))
+        self._invalidate()
+        return n
 
     def remove(self, entry: Entry) -> None:
         try:
