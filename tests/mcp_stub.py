@@ -7,8 +7,8 @@ JSON), ``write {path, text}``, ``read {path}`` (those three with ``--probe-tools
 mid-call), ``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says the list
 changed).
 Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
-(append every tools/call as a JSON line), ``--ready P`` (write ``time.monotonic()`` once
-initialized).  Exits on stdin EOF, even while delaying.
+(append every tools/call, and every cancellation as ``{"cancelled": id}``, as a JSON line),
+``--ready P`` (write ``time.monotonic()`` once initialized).  Exits on stdin EOF, even while delaying.
 """
 
 import argparse
@@ -110,6 +110,9 @@ def main():
         msg = json.loads(line)
         method, mid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
         if mid is None:
+            if method == "notifications/cancelled" and opts.calls:
+                with open(opts.calls, "a") as f:  # recorded like a call: a test looks for it
+                    f.write(json.dumps({"cancelled": params.get("requestId")}) + "\n")
             continue  # notifications
         if method == "initialize":
             # Wait, but wake (and exit) if stdin closes meanwhile.

@@ -355,12 +355,23 @@ def test_add_wizard_validates_as_it_asks(tmp_path):
         hooks.unconfigure(config)
 
 
-async def test_an_interrupted_call_leaves_the_server_usable(stubbed):
+async def test_an_interrupted_call_is_cancelled_on_the_server_and_leaves_it_usable(stubbed):
+    calls = stubbed.tmp / "calls"
+    before = len(calls.read_text().splitlines()) if calls.exists() else 0
     task = asyncio.create_task(call(stubbed, "hang", {}))
-    await asyncio.sleep(0.2)
-    task.cancel()
+    for _ in range(500):  # until the server has the call
+        lines = calls.read_text().splitlines()[before:] if calls.exists() else []
+        if any('"hang"' in line for line in lines):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()  # what esc and ctrl-c do to a running tool
     with pytest.raises(asyncio.CancelledError):
         await task
+    for _ in range(500):  # the server is told (notifications/cancelled)
+        if any('"cancelled"' in line for line in calls.read_text().splitlines()[before:]):
+            break
+        await asyncio.sleep(0.01)
+    assert any('"cancelled"' in line for line in calls.read_text().splitlines()[before:])
     assert (await call(stubbed, "echo", {"text": "still here"})).output == "still here"
 
 
