@@ -8,7 +8,8 @@ mid-call), ``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says th
 changed).
 Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
 (append every tools/call, and every cancellation as ``{"cancelled": id}``, as a JSON line),
-``--ready P`` (write ``time.monotonic()`` once initialized).  Exits on stdin EOF, even while delaying.
+``--ready P`` (write ``time.monotonic()`` once initialized).  Exits on stdin EOF, even while
+delaying.
 """
 
 import argparse
