@@ -19,7 +19,7 @@ from fakeprovider import Reply
 from hostile_repos import FACTORIES, run_control
 
 from agent import safegit
-from agent.testing import make_boot
+from agent.testing import collect, make_boot, make_session
 
 NAMES = sorted(FACTORIES)
 
@@ -71,24 +71,15 @@ def _tool_results(requests):
     return out
 
 
-@pytest.mark.parametrize("sandbox", ["default", "off"])
-@pytest.mark.parametrize("name", NAMES)
-def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name, sandbox):
-    # With the sandbox off the hardening alone must hold (a sandboxed git could not even
-    # write the marker); the default mode is what a user gets.
-    hostile = FACTORIES[name](tmp_path)
-    script_for(fake_provider)
-    flags = ["--sandbox", "off"] if sandbox == "off" else []
-    proc = run_agent(["-p", "inspect the repository", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *flags],
-                     home=tmp_path / "home", cwd=hostile.ws, timeout=180,
-                     OPENAI_API_KEY="test-key")
-    assert hostile.fired() == [], proc.stdout + proc.stderr
-    bodies = [r.raw.decode("utf-8", "replace") for r in fake_provider.requests]
-    results = _tool_results(fake_provider.requests)
+def check_run(hostile, requests, log=""):
+    """The oracles of one run: no marker, every call answered, nothing from outside sent,
+    a refusal where the repository leads out, real answers where it does not."""
+    assert hostile.fired() == [], log
+    bodies = [r.raw.decode("utf-8", "replace") for r in requests]
+    results = _tool_results(requests)
     # Every direct call and every explore call ran and answered.
-    assert {f"d{i}" for i in range(len(DIRECT))} <= set(results), proc.stderr
-    assert {f"e{i}" for i in range(len(DIRECT))} <= set(results), proc.stderr
+    assert {f"d{i}" for i in range(len(DIRECT))} <= set(results), log
+    assert {f"e{i}" for i in range(len(DIRECT))} <= set(results), log
     assert "m1" in results
     for canary in hostile.outside:
         assert not any(canary in body for body in bodies), canary
@@ -99,7 +90,34 @@ def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, na
     else:
         assert results["d0"].startswith("On main"), results["d0"]
         assert "first" in results["d4"], results["d4"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name):
+    """The real CLI, headless, default mode (git under the read-only sandbox)."""
+    hostile = FACTORIES[name](tmp_path)
+    script_for(fake_provider)
+    proc = run_agent(["-p", "inspect the repository", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"],
+                     home=tmp_path / "home", cwd=hostile.ws, timeout=180,
+                     OPENAI_API_KEY="test-key")
+    check_run(hostile, fake_provider.requests, proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_every_git_tool_with_the_sandbox_off(tmp_path, fake_provider, name):
+    """The same calls with ``sandbox = off``: a sandboxed git could not even write the
+    marker, so here the hardening alone must hold.  In process (the real openai SDK against
+    the fake provider, a headless session) to keep the suite quick; the CLI path is the one
+    above."""
+    hostile = FACTORIES[name](tmp_path)
+    script_for(fake_provider)
+    config, hooks = make_boot(hostile.ws, tmp_path / "home", flags={"sandbox": "off"},
+                              headless=True)
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    await collect(session, "inspect the repository")
+    check_run(hostile, fake_provider.requests)
 
 
 # ---- the mechanism below the tools ----------------------------------------------------------
