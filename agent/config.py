@@ -63,6 +63,10 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="default: rules and the default policy; accept-edits: also allow edits "
                 "inside the workspace; plan: read-only (docs/permissions.md)",
            flag="--permission-mode", env="AGENT_PERMISSION_MODE", metavar="MODE"),
+    Option("yolo_unresolved", default="deny", choices=("ask", "deny"),
+           help="under --yolo, what happens to a command that cannot be checked without "
+                "running it (a variable as the program, python -c, a function shadowing a "
+                "command): deny it, or ask as without --yolo (docs/permissions.md)"),
     Option("guard_timeout", type="float", default=2.0,
            help="seconds a guard plugin may take to judge one call; a slower guard denies it",
            minimum=0.01),

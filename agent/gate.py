@@ -87,6 +87,12 @@ HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was 
                    "Do without it, or tell the user to rerun with {rerun} or --yolo.")
 
 
+YOLO_UNRESOLVED = ("{tool} was denied: its command cannot be checked without running it "
+                   "({why}), and --yolo only allows what can be checked "
+                   "(yolo_unresolved = \"deny\"). Spell the command out literally, or ask the "
+                   "user to run it.")
+
+
 def rerun_hint(tool_name: str, effects: Effects) -> str:
     """The ``--allow`` flag that would let this call run headless, when it is short."""
     grants = permissions.grant_patterns(tool_name, effects)
@@ -109,14 +115,9 @@ class Grants:
             self.items.append((tool, pattern))
 
     def covers(self, tool: str, effects: Effects) -> bool:
-        """True when every subject of the call matches a pattern granted for the tool."""
-        patterns = [p for name, p in self.items if name == tool]
-        if not patterns:
-            return False
-        if "*" in patterns:
-            return True
-        subjects, _complete = permissions.subjects_of(effects)
-        return all(any(permissions.matches(p, s) for p in patterns) for s in subjects or ("",))
+        """True when every subject of the call matches a pattern granted for the tool (a
+        command that cannot be resolved statically never is: permissions.grants_cover)."""
+        return permissions.grants_cover([p for name, p in self.items if name == tool], effects)
 
 
 def flag_rules(config: Any) -> FlagRules | None:
@@ -225,7 +226,12 @@ class Gate:
         if not needs_ask:
             return GateDecision(True, "allow", source=verdict.source)
         if self.yolo and not repeating:
-            return GateDecision(True, "yolo", source=verdict.source)
+            unresolved = permissions.unresolved_reason(effects)
+            if not unresolved:
+                return GateDecision(True, "yolo", source=verdict.source)
+            if self.config.get("yolo_unresolved") != "ask":
+                return GateDecision(False, "yolo", YOLO_UNRESOLVED.format(
+                    tool=call.name, why=unresolved), "yolo_unresolved")
         if self.approver is None:
             return GateDecision(False, "headless", HEADLESS_DENIAL.format(
                 tool=call.name, rerun=rerun_hint(call.name, effects)))

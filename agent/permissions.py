@@ -143,6 +143,9 @@ def judge(rules: Rules, subjects: tuple[Subject, ...], tool_name: str, *,
         spellings = item if isinstance(item, tuple) else (item,)
         subject = spellings[0]
         hits = [h for h in (_last_hit(rules, s) for s in spellings) if h is not None]
+        if isinstance(item, CommandPart):  # only the form that runs may allow or ask
+            first = _last_hit(rules, subject)
+            hits = [h for h in hits if h[1] == "deny"] + ([first] if first else [])
         hit = next((h for h in hits if h[1] == "deny"), hits[0] if hits else None)
         if hit is None:
             if not unmatched:
@@ -175,45 +178,147 @@ def default_verdict(tool_name: str, effects: Effects,
                 f'default: "{pattern}"')
     if effects.read_only:
         return Verdict.allow("read-only call", "default")
+    if effects.command is not None:
+        return read_only_command(effects, workspace)
     return Verdict.ask(f"{tool_name} may change files, run commands or reach the network",
                        "default")
 
 
+class CommandPart(tuple):
+    """The spellings of one part of a shell command: normalised (quotes removed, the
+    program's path dropped, wrappers peeled but ``sudo`` and the like kept), then with every
+    wrapper peeled, then as written.  A deny rule matching any spelling denies; only the
+    first can allow, so ``sudo /bin/rm -rf x`` meets a deny for ``rm *``, an allow for
+    ``timeout *`` never allows the ``rm`` behind it, and ``git *`` never allows ``sudo git``."""
+
+    __slots__ = ()
+
+
+def command_analysis(effects: Effects) -> Any:
+    """The :class:`agent.shell_analysis.Analysis` of the call's command, or None."""
+    if effects.command is None:
+        return None
+    from agent.shell_analysis import analyse
+
+    return analyse(effects.command)
+
+
+def unresolved_reason(effects: Effects) -> str:
+    """Why the call's command cannot be judged statically ("" when it can, or when there is
+    no command): what it runs is only known when it runs, or it cannot be parsed.  Such a
+    command is never allowed by an allow rule, a grant or ``--yolo`` (see ``yolo_unresolved``)."""
+    analysis = command_analysis(effects)
+    return analysis.unresolved_reason if analysis is not None else ""
+
+
 def command_subjects(command: str) -> tuple[tuple[str, ...], bool]:
-    """Each simple command of a compound shell command, as written (prefixes such as
-    ``sudo`` kept, redirections appended), and whether the whole text could be read.
+    """Each simple command of a compound shell command in its normalised form (see
+    :class:`CommandPart`), and whether the whole text could be read and resolved.
 
     Judging every part on its own means ``git status && rm -rf x`` is never allowed by a
     ``git status*`` rule, and ``a && b`` needs no new approval when ``a`` and ``b`` are
     allowed.
     """
-    from agent.shell import parse
+    from agent.shell_analysis import analyse
 
-    script = parse(command)
-    parts = []
-    for cmd in script.commands:
-        words = list(cmd.words) + [f"{op} {target}" for op, target in cmd.redirects]
-        if cmd.argv and words:
-            parts.append(" ".join(words))
-    return tuple(dict.fromkeys(parts)) or (command.strip(),), script.complete
+    analysis = analyse(command)
+    parts = tuple(dict.fromkeys(p.normal for p in analysis.parts if p.normal))
+    return parts or (command.strip(),), not analysis.unresolved_reason
+
+
+def _command_parts(command: str) -> tuple[CommandPart, ...]:
+    from agent.shell_analysis import analyse
+
+    analysis = analyse(command)
+    parts = [CommandPart(dict.fromkeys((p.normal, p.runs, p.text))) for p in analysis.parts
+             if p.normal]
+    return tuple(dict.fromkeys(parts)) or (CommandPart((command.strip(),)),)
 
 
 def subjects_of(effects: Effects) -> tuple[tuple[str, ...], bool]:
     """The subjects rules are matched against, and whether they are complete (a shell command
-    too tangled to read is not)."""
+    too tangled to read, or not resolvable statically, is not).  For a command these are its
+    normalised parts and its URLs; the files it writes are judged by the write tools' rules
+    (:func:`decide`)."""
     if effects.command is None:
         return effects.subjects(), True
     parts, complete = command_subjects(effects.command)
-    rest = tuple(s for s in effects.subjects() if s != effects.command)
-    return parts + rest, complete
+    return parts + tuple(effects.urls), complete
 
 
 def judged_subjects(effects: Effects, workspace: Path | str | None = None
                     ) -> tuple[tuple[Subject, ...], bool]:
-    """:func:`subjects_of`, with every path given as its spellings (:func:`path_spellings`)."""
+    """:func:`subjects_of`, with every path given as its spellings (:func:`path_spellings`)
+    and every command part as a :class:`CommandPart`."""
+    if effects.command is not None:
+        parts = _command_parts(effects.command)
+        return parts + tuple(effects.urls), not unresolved_reason(effects)
     subjects, complete = subjects_of(effects)
     paths = set(effects.reads) | set(effects.writes) | set(effects.deletes)
     return tuple(path_spellings(s, workspace) if s in paths else s for s in subjects), complete
+
+
+#: The tool whose rules judge the files a shell command writes (redirections, tee, -o ...).
+WRITE_RULES_TOOL = "write_file"
+
+
+def command_writes_verdict(effects: Effects, user_rules: dict[str, Rules],
+                           project_rules: dict[str, Rules] | None,
+                           workspace: Path | str | None) -> Verdict | None:
+    """The files a command writes, judged by the rules of the write tools (``write_file``),
+    so ``echo x > src/generated/a`` meets the same path rules as writing that file would.
+    None when it writes nothing; without a ``write_file`` rule a write is asked about."""
+    analysis = command_analysis(effects)
+    if analysis is None:
+        return None
+    written = tuple(dict.fromkeys(analysis.writes + tuple(effects.writes)))
+    if not written:
+        return None
+    subjects = tuple(path_spellings(p, workspace) for p in written)
+    verdicts: list[Verdict] = []
+    own = rules_for(WRITE_RULES_TOOL, user_rules)
+    if own is not None:
+        found = judge(own, subjects, WRITE_RULES_TOOL)
+        if found is not None:
+            verdicts.append(Verdict(found.decision, f"the command writes {written[0]}: "
+                                    + found.reason, found.source))
+    else:
+        verdicts.append(Verdict.ask(f"the command writes {', '.join(written[:3])}",
+                                    "default"))
+    project = rules_for(WRITE_RULES_TOOL, project_rules or {})
+    tightened = judge(project, subjects, WRITE_RULES_TOOL, unmatched=False) if project else None
+    if tightened is not None and tightened.decision != "allow":
+        verdicts.append(Verdict(tightened.decision, "the command writes a file: "
+                                + tightened.reason.replace("permission rule", "project rule"),
+                                "project " + tightened.source))
+    return strongest(verdicts)
+
+
+def read_only_command(effects: Effects, workspace: Path | str | None) -> Verdict:
+    """The default policy for a command: allowed when the analysis proves every part only
+    reads, inside the workspace, nothing that looks like a secret, and (for git) with a
+    repository config that names no program to run; otherwise asked about."""
+    from agent.shell_readonly import path_inside, repo_config_runs_programs
+
+    analysis = command_analysis(effects)
+    why = analysis.not_read_only if analysis is not None else "no command"
+    if not why and (effects.urls or effects.opaque or effects.writes or effects.deletes):
+        why = "the tool says it does more than run the command"
+    if not why and workspace is not None:
+        for path in analysis.reads:
+            if not path_inside(path, workspace):
+                why = f"it reads {path}, outside the workspace"
+                break
+            secret = judge(Rules("default", SECRET_READS), (path_spellings(path, workspace),),
+                           "bash")
+            if secret is not None and secret.decision == "deny":
+                why = f"it reads {path}, which may hold secrets"
+                break
+    if not why and workspace is not None and any(p.git for p in analysis.parts):
+        why = repo_config_runs_programs(workspace) or ""
+    if why:
+        return Verdict.ask(f"the command may change things ({why})", "default")
+    return Verdict.allow("a read-only command", "default")
 
 
 def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
@@ -230,9 +335,15 @@ def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
         tool_name, effects, workspace)
     if flags is not None:
         verdict = flags.widen(tool_name, effects, subjects, own, verdict, workspace)
+    if effects.command is not None and verdict.decision != "deny":
+        writes = command_writes_verdict(effects, user_rules, project_rules, workspace)
+        if writes is not None and verdict.decision == "allow" or (
+                writes is not None and writes.decision == "deny"):
+            verdict = strongest([verdict, writes]) or verdict
     if not complete and verdict.decision == "allow":
-        verdict = Verdict.ask("the command is too tangled to check part by part",
-                              verdict.source)
+        why = unresolved_reason(effects) or "the command is too tangled to check part by part"
+        verdict = Verdict.ask(f"it cannot be checked without running it: {why}",
+                              "unresolved")
     project = rules_for(tool_name, project_rules or {})
     tightened = judge(project, subjects, tool_name, unmatched=False) if project else None
     if tightened is not None and tightened.decision != "allow":
@@ -256,12 +367,31 @@ def strip_allows(table: dict[str, Rules]) -> dict[str, Rules]:
 
 
 def grant_patterns(tool_name: str, effects: Effects) -> tuple[str, ...]:
-    """What "always" grants: for a command, each part's first word and anything after
-    (approving ``git status | head`` grants ``git *`` and ``head *``); else the whole tool."""
-    if effects.command:
-        parts, complete = command_subjects(effects.command)
-        if not complete:
-            return (effects.command,)  # only this exact command, never a family
-        firsts = [p.split()[0] for p in parts if p.split()]
-        return tuple(dict.fromkeys(f"{w} *" for w in firsts)) or ("*",)
+    """What "always" grants: for a command, an exact prefix of each part's normalised form
+    and anything after (approving ``git status | head -5`` grants ``git status *`` and
+    ``head *``), never a shell keyword; nothing for a command that cannot be resolved
+    statically (answering "always" then approves this one call).  Else the whole tool."""
+    analysis = command_analysis(effects)
+    if analysis is not None and effects.command:
+        return analysis.grants()
     return ("*",)
+
+
+def grants_cover(patterns: list[str], effects: Effects) -> bool:
+    """True when session grants ``patterns`` cover every subject of the call: each part of
+    a command (in its normalised form) and every file it writes.  A command that cannot be
+    resolved statically is never covered."""
+    if not patterns:
+        return False
+    analysis = command_analysis(effects)
+    if analysis is None:
+        if "*" in patterns:
+            return True
+        subjects, _complete = subjects_of(effects)
+        return all(any(matches(p, s) for p in patterns) for s in subjects or ("",))
+    if analysis.unresolved_reason:
+        return False
+    if "*" in patterns:
+        return True
+    subjects = tuple(p.normal for p in analysis.parts if p.normal) + analysis.writes
+    return bool(subjects) and all(any(matches(p, s) for p in patterns) for s in subjects)

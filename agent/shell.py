@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.shell_git import read_git
 from agent.shell_wrappers import (
     INTERPRETERS,
     SHELLS,
@@ -600,6 +601,13 @@ class _Walker:
             elif _interpreter_reads_stdin(simple.argv) and (
                     built.stdin or simple.piped_into):
                 unresolved = f"{name} runs code from its standard input"
+        elif name == "git":
+            call = read_git(simple.argv, simple.assignments)
+            for program in call.scripts:  # -c core.pager=..., GIT_PAGER=..., !aliases
+                self.script_text(program, depth=deeper.depth, outer=deeper.outer,
+                                 redirects=())
+            if call.problems:
+                unresolved = call.problems[0]
         elif name in self.script.functions:
             unresolved = f"{name} calls a shell function defined in the same command"
         for argv in find_exec(simple.argv):

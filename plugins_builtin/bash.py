@@ -22,6 +22,7 @@ from agent import (
     hookimpl,
     sandbox_for,
 )
+from agent.shell_analysis import command_paths
 
 log = logging.getLogger("agent.plugins.bash")
 
@@ -323,7 +324,13 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
 
 
 def _effects(args: dict[str, Any]) -> Effects:
-    return Effects(command=args.get("command", ""), network=bool(args.get("network")))
+    """The command, and the files it writes, deletes and reads as far as the shell analysis
+    can tell (redirections, tee, -o, rm ...), so path guards see them too."""
+    command = args.get("command", "")
+    found = command_paths(command) if isinstance(command, str) else ((), (), ())
+    writes, deletes, reads = found
+    return Effects(command=command, network=bool(args.get("network")), writes=writes,
+                   deletes=deletes, reads=reads)
 
 
 def describe(args: dict[str, Any]) -> Description:

@@ -1,4 +1,10 @@
-"""Refuses irreversible shell commands (rm -rf, force push, DROP TABLE...) anywhere in a command."""
+"""Refuses irreversible shell commands (rm -rf, force push, DROP TABLE...) anywhere in a command.
+
+Rules judge what a command means, not how it is spelled: options are read as the program
+reads them (``rm --recur``, ``git reset --har``), ``chmod`` by the mode it results in, git
+with its ``-c`` settings and aliases.  A part that may be hazardous but cannot be read
+without running it (``rm $FLAGS x``, ``$(echo rm) -rf x``) is asked about, never let through.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ from collections.abc import Callable
 
 from agent import Fragment, Verdict, hookimpl
 from agent.shell import SHELLS, Script, SimpleCommand, parse
+from agent.shell_git import SUBCOMMANDS, config_is_false, read_git
+from agent.shell_options import parse_options, same, spec
 
 ADVICE = "Ask the user to run it themselves if it is really needed."
 
@@ -21,70 +29,82 @@ Rule = Callable[[SimpleCommand], str | None]
 
 
 # ---- per-command rules -----------------------------------------------------------------------
-
-def _options(args: tuple[str, ...]) -> list[str]:
-    """Option words before ``--``."""
-    out: list[str] = []
-    for word in args:
-        if word == "--":
-            break
-        if word.startswith("-") and word != "-":
-            out.append(word)
-    return out
+# Each rule returns why the command is refused, or None; it raises Unsure when the command
+# may be one it refuses but the words cannot tell (an option only known at run time).
 
 
-def _short_flags(options: list[str]) -> str:
-    """Every letter of the short option clusters (``-rf -v`` → ``rfv``)."""
-    return "".join(o[1:] for o in options if not o.startswith("--"))
+class Unsure(Exception):
+    """The command may be hazardous; what it does is only known when it runs (ask)."""
+
+
+def _read(table, cmd: SimpleCommand, args: tuple[str, ...] | None = None):
+    words = cmd.args if args is None else args
+    offset = 1 if args is None else 0
+    parsed = parse_options(table, list(words), list(cmd.dynamic[offset:]) if offset else ())
+    if parsed.problems:
+        raise Unsure(f"{cmd.name}: {parsed.problems[0]}")
+    return parsed
+
+
+_RM = spec("dfiIrRv", "", long=same("force", "interactive", "one-file-system",
+                                     "no-preserve-root", "recursive", "dir", "verbose",
+                                     "help", "version"),
+           long_optional={"preserve-root": "preserve-root", "interactive": "interactive"},
+           names={"f": "force", "r": "recursive", "R": "recursive", "i": "interactive",
+                  "I": "interactive", "d": "dir", "v": "verbose"})
 
 
 def rm_rule(cmd: SimpleCommand) -> str | None:
     if cmd.name != "rm":
         return None
-    options = _options(cmd.args)
-    if set(_short_flags(options)) & set("rRf") or {"--recursive", "--force"} & set(options):
+    parsed = _read(_RM, cmd)
+    if parsed.has("recursive", "force"):
         return "recursive or forced delete"
     return None
 
 
-# git's own options that come before the subcommand; these take a separate value.
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--exec-path", "--super-prefix", "--config-env", "--list-cmds"})
-
-
 def git_subcommand(args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """``git -C dir -c a=b push -f`` → (``push``, (``-f``,))."""
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word in _GIT_VALUE_OPTIONS:
-            i += 2
-        elif word.startswith("-"):
-            i += 1
-        else:
-            return word, args[i + 1:]
-    return "", ()
+    call = read_git(("git",) + tuple(args))
+    return call.sub, call.args
 
 
 def git_rule(cmd: SimpleCommand) -> str | None:
     if cmd.name != "git":
         return None
-    sub, rest = git_subcommand(cmd.args)
-    options = _options(rest)
-    short = _short_flags(options)
-    if sub == "reset" and "--hard" in options:
+    call = read_git(cmd.argv, cmd.assignments)
+    if call.problems:
+        raise Unsure(call.problems[0])
+    if any(cmd.dynamic):
+        raise Unsure("git with arguments only known when it runs")
+    if call.sub not in SUBCOMMANDS:
+        return None
+    parsed = call.options()
+    if parsed is None:
+        return None
+    if parsed.problems:
+        raise Unsure(f"git {call.sub}: {parsed.problems[0]}")
+    if call.sub == "reset" and parsed.has("hard"):
         return "discards uncommitted work"
-    if sub == "clean" and ("f" in short or "--force" in options):
-        return "deletes untracked files"
-    if sub == "push":
-        forced = any(o == "--force" or o.startswith(("--force-with-lease", "--force-if-"))
-                     for o in options)
-        refspecs = [w for w in rest if not w.startswith("-")][1:]
-        if forced or "f" in short or any(r.startswith("+") for r in refspecs):
+    if call.sub == "clean":
+        if parsed.has("dry-run", "interactive"):
+            return None
+        if parsed.has("force") or config_is_false(call, "clean.requireforce"):
+            return "deletes untracked files"
+    if call.sub == "push":
+        refspecs = parsed.operands[1:]
+        forced_by_config = any(
+            (key.startswith("remote.") and key.endswith(".push") and "+" in value)
+            or (key.startswith("remote.") and key.endswith(".mirror")
+                and not config_is_false(call, key))
+            for key, value in call.config.items())
+        if parsed.has("force", "force-with-lease", "force-if-includes", "mirror") \
+                or forced_by_config or any(r.startswith("+") for r in refspecs):
             return "rewrites remote history"
-    if sub == "branch":
-        deleting = "d" in short or "--delete" in options
-        if "D" in short or (deleting and ("f" in short or "--force" in options)):
+        if parsed.has("delete") or any(r.startswith(":") for r in refspecs):
+            return "deletes a remote branch"
+    if call.sub == "branch":
+        if parsed.has("delete-force") or (parsed.has("delete") and parsed.has("force")):
             return "deletes a branch without a merge check"
     return None
 
@@ -113,19 +133,51 @@ def device_rule(cmd: SimpleCommand) -> str | None:
     return None
 
 
-_OCTAL_777 = re.compile(r"^0*[0-7]?777$")
-_SYMBOLIC_WORLD_WRITE = re.compile(r"^[ugo]*[ao][ugoa]*[+=][rwxXst]*w")
+_CHMOD = spec("cfvR", "", long=same("changes", "silent", "quiet", "verbose", "no-preserve-root",
+                                     "preserve-root", "recursive", "help", "version"),
+              long_args=same("reference"))
+_SYMBOLIC = re.compile(r"^[ugoa]*([-+=][rwxXstugo]*)+$")
+
+
+def world_writable(mode: str) -> bool | None:
+    """True when ``chmod MODE`` gives others write permission (any octal spelling, any
+    symbolic clause); None when the mode cannot be read."""
+    if re.fullmatch(r"[0-7]{1,5}", mode):
+        return bool(int(mode, 8) & 0o002)
+    clauses = mode.split(",")
+    if not all(_SYMBOLIC.match(c) for c in clauses):
+        return None
+    for clause in clauses:
+        who = re.match(r"^[ugoa]*", clause).group()
+        for op, perms in re.findall(r"([-+=])([rwxXstugo]*)", clause[len(who):]):
+            if op == "-":
+                continue
+            others = not who or "o" in who or "a" in who
+            # An empty "who" is masked by the umask (022 keeps others from writing), but the
+            # umask is not known here: count it as reaching others.
+            gives_write = "w" in perms or any(c in perms for c in "ugo")
+            if others and gives_write:
+                return True
+    return False
 
 
 def chmod_rule(cmd: SimpleCommand) -> str | None:
     if cmd.name != "chmod":
         return None
-    for arg in cmd.args:
-        if arg.startswith("-"):
-            continue
-        if _OCTAL_777.match(arg) or any(_SYMBOLIC_WORLD_WRITE.match(c) for c in arg.split(",")):
-            return "makes files world-writable"
-    return None
+    # A mode such as -w or -x looks like an option; chmod reads it as a mode.
+    args = tuple(a for a in cmd.args if not re.fullmatch(r"-[rwxXst]+", a))
+    parsed = _read(_CHMOD, cmd, args)
+    if parsed.values("reference"):
+        raise Unsure("chmod --reference copies a mode that is only known when it runs")
+    if not parsed.operands:
+        return None
+    mode = parsed.operands[0]
+    if "$" in mode or "`" in mode:
+        raise Unsure("chmod with a mode only known when it runs")
+    verdict = world_writable(mode)
+    if verdict is None:
+        raise Unsure(f"chmod mode {mode!r} cannot be read")
+    return "makes files world-writable" if verdict else None
 
 
 def power_rule(cmd: SimpleCommand) -> str | None:
@@ -198,19 +250,37 @@ def fork_bomb(text: str) -> str | None:
 
 def check_command(command: str) -> str | None:
     """Why ``command`` is refused, or None when it may go on to the permission rules."""
+    return judge_command(command)[0]
+
+
+def judge_command(command: str) -> tuple[str | None, str | None]:
+    """(why it is refused, why it needs a person's look): a refusal wins; an *unsure* answer
+    comes from a part that may be hazardous but cannot be read without running it."""
     for text_rule in (fork_bomb, destroys_data):
         why = text_rule(command)
         if why:
-            return why
+            return why, None
     script = parse(command)
-    if not script.complete:
-        return "too deeply nested to check"
+    if not script.complete and any("nested too deeply" in p for p in script.problems):
+        return "too deeply nested to check", None
+    unsure: str | None = None
     for cmd in script.commands:
         for rule in RULES:
-            why = rule(cmd)
+            try:
+                why = rule(cmd)
+            except Unsure as exc:
+                unsure = unsure or str(exc)
+                continue
             if why:
-                return why
-    return download_to_shell(script)
+                return why, None
+    why = download_to_shell(script)
+    if why:
+        return why, None
+    if not script.complete:
+        return None, script.problems[0]
+    if script.unresolved:
+        return None, script.unresolved[0]
+    return None, unsure
 
 
 def refusal(command: str, why: str) -> str:
@@ -222,10 +292,13 @@ def agent_guard_tool_call(call, effects, session):
     """Deny a call whose shell command contains an irreversible simple command."""
     if not effects.command:
         return None
-    why = check_command(effects.command)
-    if why is None:
-        return None
-    return Verdict.deny(refusal(effects.command, why), "guard")
+    why, unsure = judge_command(effects.command)
+    if why is not None:
+        return Verdict.deny(refusal(effects.command, why), "guard")
+    if unsure is not None:
+        return Verdict.ask(f"the guard cannot tell whether this is safe without running it "
+                           f"({unsure})", "guard")
+    return None
 
 
 @hookimpl
