@@ -153,18 +153,40 @@ def _say(app: Any, text: str) -> str | None:
     return text
 
 
-def cmd_agent(app: Any, args: str) -> str | None:
+def cmd_agent(app: Any, args: str) -> Any:
     session = getattr(app, "session", None)
     if session is None:
         return "no session yet - run /provider first"
+    if not args.strip() and callable(getattr(app, "pick", None)):
+        return _pick_agent(app, session)  # a front end with pickers: arrows and enter
     return _say(app, switch_agent(session, args))
 
 
-def cmd_think(app: Any, args: str) -> str | None:
+async def _pick_agent(app: Any, session: Any) -> str | None:
+    current = current_variant(session)
+    items = [(f"{v.name:<8} {v.summary}", v.name,
+              "read-only" if v.read_only else "") for v in VARIANTS.values()]
+    name = await app.pick(f"Agent variant (now {current.name})", items, current=current.name)
+    if not name:
+        return None
+    return _say(app, switch_agent(session, name))
+
+
+def cmd_think(app: Any, args: str) -> Any:
     session = getattr(app, "session", None)
     if session is None:
         return "no session yet - run /provider first"
+    if not args.strip() and callable(getattr(app, "pick", None)):
+        return _pick_thinking(app, session)
     return _say(app, set_thinking(session, args))
+
+
+async def _pick_thinking(app: Any, session: Any) -> str | None:
+    level = await app.pick(f"Thinking level (now {session.thinking})", list(THINKING_LEVELS),
+                           current=session.thinking)
+    if not level:
+        return None
+    return _say(app, set_thinking(session, level))
 
 
 # ---- hooks ----------------------------------------------------------------------------------

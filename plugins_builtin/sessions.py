@@ -16,7 +16,7 @@ from typing import Any
 from agent import SlashCommand, hookimpl
 from agent.commands import show
 from agent.pricing import format_usd
-from agent.sessions_core import clear, open_store, resume, session_line, short_id
+from agent.sessions_core import clear, open_store, resume, session_line, short_id, title_of
 from agent.store import Store, StoreError
 
 SLASH_LIMIT = 15
@@ -217,10 +217,55 @@ def run_sessions(app: Any, args: str) -> str | None:
     return show(app, slash_sessions(_session(app), args))
 
 
-def run_resume(app: Any, args: str) -> str | None:
+def age(seconds: float) -> str:
+    """``just now``, ``12 min ago``, ``3 h ago``, ``5 days ago``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    return f"{days} day{'s' if days != 1 else ''} ago"
+
+
+def session_choices(session: Any, now: float | None = None) -> list[tuple[str, str, str]]:
+    """This directory's other saved sessions for a picker: (title, id, "age  N msgs  $cost"),
+    newest first."""
+    recorder = session.recorder
+    store = recorder.store
+    now = time.time() if now is None else now
+    costs = {g["key"]: g for g in store.usage_groups("session")}
+    out = []
+    for record in store.sessions(recorder.cwd, limit=200):
+        if record.id == session.id or not record.message_count:
+            continue
+        spend = costs.get(record.id) or {}
+        usd = spend.get("cost_usd")
+        cost = format_usd(usd) if usd else ("unpriced" if spend.get("unpriced") else "$0.00")
+        out.append((title_of(record), record.id,
+                    f"{age(now - record.updated_at)}  {record.message_count} msgs  {cost}"))
+    return out
+
+
+async def _pick_and_resume(app: Any, session: Any) -> str | None:
+    choices = session_choices(session)
+    if not choices:
+        return show(app, "no other saved session in this directory")
+    chosen = await app.pick(f"Resume a session ({len(choices)} in this directory)", choices,
+                            filterable=True)
+    if not chosen:
+        return None
+    return run_resume(app, chosen)
+
+
+def run_resume(app: Any, args: str) -> Any:
     session = _session(app)
     if session is None:
         return show(app, NOT_SAVED)
+    if not args.strip() and callable(getattr(app, "pick", None)) \
+            and getattr(session, "recorder", None) is not None:
+        return _pick_and_resume(app, session)  # arrows, typing to filter, enter resumes
     text = resume(session, args)
     if text.startswith("resumed "):
         wipe = getattr(app, "clear_transcript", None)

@@ -289,7 +289,8 @@ class App:
         tools = 0
         if self.session is not None:
             try:
-                tools = len(self.session.offered_tools or self.session.tools_for_step())
+                # what the next step would offer: it follows an /agent switch at once
+                tools = len(self.session.tools_for_step())
             except Exception:
                 tools = len(self.session.tools)
         cost, priced = self.spent()

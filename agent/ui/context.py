@@ -162,9 +162,11 @@ class CommandContext:
 
     async def pick(self, title: str, items: Iterable[Any], *, hint: str = "",
                    current: Any = None, multiple: bool = False, free_text: str | None = None,
-                   max_rows: int = 10) -> Any:
-        """Let the user choose; returns the chosen value (a list with ``multiple``, the typed
-        text for the ``free_text`` entry) or None when cancelled.
+                   max_rows: int = 10, filterable: bool | None = None) -> Any:
+        """Let the user choose with the arrows and enter; returns the chosen value (a list
+        with ``multiple``, the typed text for the ``free_text`` entry) or None when
+        cancelled.  With ``filterable`` (the default for more than 8 entries) typing narrows
+        the list.
 
         ``items`` are strings, ``(label, value)`` or ``(label, value, hint)`` tuples, or
         :class:`agent.ui.widgets.lists.Item`.
@@ -173,8 +175,10 @@ class CommandContext:
         index = next((i for i, e in enumerate(entries) if e.value == current), 0)
         from agent.ui.widgets.panels import Picker
 
+        if filterable is None:
+            filterable = len(entries) > 8 and not free_text
         picker = Picker(title, entries, hint=hint, index=index, max_rows=max_rows,
-                        multiple=multiple, free_text=free_text)
+                        multiple=multiple, free_text=free_text, filterable=filterable)
         return await self._app.run_modal(picker)
 
     async def prompt_text(self, title: str, *, hint: str = "", mask: bool = False,

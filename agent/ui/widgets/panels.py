@@ -165,10 +165,14 @@ class Picker(Modal):
     def __init__(self, title: str, items: list[Item], *, hint: str = "",
                  index: int = 0, max_rows: int = 10, multiple: bool = False,
                  free_text: str | None = None, style: str = "panel",
-                 footer: str = "enter to select, esc to cancel", body: urwid.Widget | None = None
-                 ) -> None:
+                 footer: str = "enter to select, esc to cancel", body: urwid.Widget | None = None,
+                 filterable: bool = False) -> None:
         self.multiple = multiple
         self.free_text = free_text
+        #: typing narrows the list to the entries whose text has every typed word
+        self.filterable = filterable
+        self.query = ""
+        self._filter_line = urwid.Text("")
         items = list(items)
         if multiple:
             for item in items:
@@ -177,11 +181,16 @@ class Picker(Modal):
             items.append(Item(free_text, _FREE))
         if multiple:
             items.append(Item("-- submit --", _SUBMIT))
-        self.list = SelectList(items, max_rows=max_rows, index=index)
+        self.list = SelectList(items, max_rows=max_rows, index=index, empty="nothing matches")
+        self.all_items = list(items)
         self.edit: urwid.Edit | None = None
+        if filterable:
+            footer = "type to filter, " + footer
         self._pile = urwid.Pile(([body] if body is not None else [])
                                 + ([urwid.Text(("menu-hint", hint))] if hint else [])
+                                + ([self._filter_line] if filterable else [])
                                 + [self.list])
+        self._show_query()
         super().__init__(boxed(self._pile, title, style, footer))
         self._update_submit()
 
@@ -234,11 +243,43 @@ class Picker(Modal):
 
     def type_key(self, size: tuple[int], key: str) -> bool:
         if self.edit is None:
-            return False
+            return self._filter_key(key)
         return self.edit.keypress((max(1, size[0] - 4),), key) is None
+
+    def _filter_key(self, key: str) -> bool:
+        if not self.filterable:
+            return False
+        if key == "backspace":
+            query = self.query[:-1]
+        elif key in ("ctrl u", "ctrl w"):
+            query = ""
+        elif len(key) == 1 and key.isprintable():
+            query = self.query + key
+        else:
+            return False
+        self.query = query
+        words = query.lower().split()
+        shown = [i for i in self.all_items
+                 if i.value in (_FREE, _SUBMIT) or all(w in _text_of(i) for w in words)]
+        self.list.set_items(shown)
+        self._show_query()
+        return True
+
+    def _show_query(self) -> None:
+        if self.filterable:
+            shown = len([i for i in self.list.items if i.value not in (_FREE, _SUBMIT)])
+            total = len([i for i in self.all_items if i.value not in (_FREE, _SUBMIT)])
+            self._filter_line.set_text([("caption", "filter> "), self.query,
+                                        ("menu-hint", f"   {shown} of {total}")])
 
     def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
         return super().render(size, focus=self.edit is not None)
+
+
+def _text_of(item: Item) -> str:
+    from agent.ui.widgets.lists import _flatten
+
+    return f"{_flatten(item.label)} {item.hint} {item.detail}".lower()
 
 
 class _Marker:

@@ -1,0 +1,59 @@
+"""Pickers: /resume, /agent, /think and /model as arrow-and-enter lists (typing filters)."""
+
+from __future__ import annotations
+
+from fakeprovider import Reply
+from ui_harness import idle, make_app, press, screen, type_text, wait_for
+
+
+async def test_resume_picker_lists_this_directorys_sessions_filters_and_resumes(
+        tmp_path, fake_provider):
+    fake_provider.script(Reply.text("apples are red"), Reply.text("bananas are yellow"),
+                         Reply.text("cherries are small"))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["sessions"])
+    app.start()
+    for prompt in ("tell me about apples", "tell me about bananas"):
+        await type_text(app, prompt, enter=True)
+        await idle(app)
+        await type_text(app, "/clear", enter=True)  # the session stays saved; a new one starts
+    await type_text(app, "tell me about cherries", enter=True)
+    await idle(app)
+    await type_text(app, "/resume", enter=True)
+    rows = await wait_for(app, "Resume a session (2 in this directory)")
+    assert "tell me about apples" in rows and "tell me about bananas" in rows
+    assert "2 msgs" in rows and "just now" in rows and "unpriced" in rows  # age, size, cost
+    assert "tell me about cherries  " not in rows.split("Resume a session")[1]  # not itself
+    await type_text(app, "appl")  # typing narrows the list
+    rows = screen(app)
+    assert "filter> appl" in rows and "1 of 2" in rows
+    assert "tell me about bananas" not in rows.split("Resume a session")[1]
+    await press(app, "enter")
+    rows = await wait_for(app, "apples are red")
+    assert "cherries are small" not in rows and app.modal is None
+    assert "resumed" in rows
+
+
+async def test_agent_and_think_pickers_and_the_tool_count_follows_the_variant(
+        tmp_path, fake_provider):
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["agents", "files", "bash"])
+    app.start()
+    status = screen(app).splitlines()[-1]
+    assert status.startswith("m  default/medium")
+    before = int(status.split("tools")[0].split()[-1])
+    await type_text(app, "/agent", enter=True)
+    rows = await wait_for(app, "Agent variant (now default)")
+    assert "plan     read-only planning" in rows
+    await press(app, "down", "down", "down")  # default, quick, deep, plan
+    await press(app, "enter")
+    status = (await wait_for(app, "m  plan/high")).splitlines()[-1]
+    after = int(status.split("tools")[0].split()[-1])
+    assert after < before  # the read-only variant offers fewer tools, and the bar says so
+    await type_text(app, "/think", enter=True)
+    await wait_for(app, "Thinking level (now high)")
+    await press(app, "up", "enter")  # from high up to medium
+    await wait_for(app, "m  plan/medium")
+    await type_text(app, "/think", enter=True)
+    await wait_for(app, "Thinking level (now medium)")
+    await press(app, "esc")  # cancelled: nothing changes
+    rows = screen(app)
+    assert app.modal is None and rows.splitlines()[-1].startswith("m  plan/medium")
