@@ -87,7 +87,8 @@ def context_line(app: Any, session: Any) -> str | None:
         threshold = session.config.get("compact_threshold")
     if tokens is None:
         return None
-    text = f"context: ~{int(tokens):,} tokens"
+    text = (f"context: ~{int(tokens):,} tokens in the last request (system prompt, tools "
+            "and history)")
     if threshold:
         text += (f" ({int(tokens) * 100 // int(threshold)} % of the {int(threshold):,}-token "
                  "compaction threshold)")

@@ -244,15 +244,30 @@ class App:
         return str(self.config.get("model") or "")
 
     def context_tokens(self) -> int:
+        """The one context figure (the turn line, the status bar and ``/cost`` all show it):
+        the estimated tokens of the last request, system prompt, tool schemas and history
+        together.  The prune plugin measures each request it sees; before the first one
+        (or without it) the same measure is taken here: characters / 4."""
         if self.session is None:
             return 0
+        pruned = (getattr(self.session, "data", None) or {}).get("prune") or {}
+        if pruned.get("estimate"):
+            return int(pruned["estimate"])
+        import json
+
         chars = 0
+        try:
+            chars += len(self.session.system_prompt())
+            chars += len(json.dumps([t.spec() for t in self.session.tools_for_step()],
+                                    default=str))
+        except Exception:
+            log.debug("could not measure the prompt and tools", exc_info=True)
         for message in self.session.messages:
             for part in message.parts:
                 chars += len(getattr(part, "text", "") or getattr(part, "output", "") or "")
                 args = getattr(part, "arguments", None)
                 if args:
-                    chars += len(str(args))
+                    chars += len(json.dumps(args, default=str))
         return chars // 4
 
     def agent_name(self) -> str:
@@ -265,9 +280,8 @@ class App:
         """Context use in percent of the compaction threshold: the prune plugin's estimate of
         the last request (``session.data["prune"]``), else the history's characters / 4."""
         pruned = (getattr(self.session, "data", None) or {}).get("prune") or {}
-        estimate, threshold = pruned.get("estimate"), pruned.get("threshold")
-        if not (estimate and threshold):
-            estimate = self.context_tokens()
+        estimate, threshold = self.context_tokens(), pruned.get("threshold")
+        if not threshold:
             threshold = self.config.get("compact_threshold") or CONTEXT_LIMIT
         return min(999, int(estimate) * 100 // max(1, int(threshold)))
 

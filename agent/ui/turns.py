@@ -251,7 +251,7 @@ class TurnView:
             cost = (format_cost(event.cost_usd) if event.cost_usd is not None
                     else f"({app.model_name() or 'this model'} is unpriced)")
             line = (f"{event.input_tokens} in / {event.output_tokens or 0} out tokens - {cost}"
-                    f"  (~{app.context_tokens()} in context)")
+                    f"  (~{app.context_tokens():,} tokens in context)")
             app.add("turn", line)
 
     def interrupted(self) -> None:

@@ -57,3 +57,26 @@ async def test_agent_and_think_pickers_and_the_tool_count_follows_the_variant(
     await press(app, "esc")  # cancelled: nothing changes
     rows = screen(app)
     assert app.modal is None and rows.splitlines()[-1].startswith("m  plan/medium")
+
+
+async def test_one_context_figure_in_the_turn_line_the_status_bar_and_cost(
+        tmp_path, fake_provider):
+    import re
+
+    fake_provider.script(Reply.text("an answer " * 50))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["prune", "files"],
+                   flags={"compact_threshold": 20_000})
+    app.start()
+    await type_text(app, "a question " * 40, enter=True)
+    rows = await idle(app)
+    turn = re.search(r"\(~([\d,]+) tokens in context\)", rows)
+    assert turn, rows
+    figure = int(turn.group(1).replace(",", ""))
+    # the last request: system prompt and tool schemas (thousands of tokens) plus history
+    assert figure > 1000
+    status = rows.splitlines()[-1]
+    assert f"{figure * 100 // 20_000}% ctx" in status
+    await type_text(app, "/cost", enter=True)
+    rows = await wait_for(app, "context: ~")
+    assert f"context: ~{figure:,} tokens in the last request (system prompt, tools and " \
+           "history)" in rows
