@@ -421,16 +421,22 @@ class Sandbox:
         """The environment of a sandboxed process: ``env`` (default: ours) without the
         credentials the agent holds or any ``AGENT_*``/``*_API_KEY``/``*_TOKEN``/``*_SECRET``
         variable, except those in ``sandbox_env_passthrough``; ``TMPDIR`` points at the
-        private temp dir.  Outside the sandbox (off) the environment is passed unchanged."""
+        private temp dir, and so does ``XDG_CACHE_HOME`` (``<tmp>/.cache``) unless it already
+        names a writable directory: the home directory is read-only in the sandbox, and pip,
+        go, ruff and friends keep working with a cache that lasts for the run.  Outside the
+        sandbox (off) the environment is passed unchanged."""
         base = dict(os.environ if env is None else env)
         if not sandboxed:
             return base
         out = scrub_environment(base, keep=(*self.passthrough, *keep),
                                 secret_values=self.held_keys())
-        if self.status.backend == "seatbelt":
-            out["TMPDIR"] = self._tmp()
-        else:
-            out["TMPDIR"] = "/tmp"
+        tmp = self._tmp() if self.status.backend == "seatbelt" else "/tmp"
+        out["TMPDIR"] = tmp
+        cache = out.get("XDG_CACHE_HOME", "")
+        roots = (os.path.realpath(self.workspace), *self.writable)
+        if not (cache and any(cache == r or cache.startswith(r.rstrip("/") + "/")
+                              for r in roots)):
+            out["XDG_CACHE_HOME"] = os.path.join(tmp, ".cache")
         return out
 
     def held_keys(self) -> list[str]:

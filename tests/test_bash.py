@@ -350,3 +350,27 @@ async def test_aborting_the_turn_kills_the_tree_and_records_an_aborted_call(boot
     assert not [pid for pid in members if alive(pid)]
     answered = session.messages[-1].tool_results[0]
     assert answered.output == TURN_ABORTED
+
+
+async def test_ctrl_c_after_a_flood_keeps_the_whole_note_and_the_newest_output(boot, tmp_path):
+    config, hooks, _ = boot
+    token = new_token()
+    flood = (f"for i in $(seq 1 4000); do echo line-$i-of-output-that-is-long-enough; done; "
+             f"echo LAST-LINE; sleep 30.{token}1")
+    provider = ScriptedProvider(bash_call(flood), Message("assistant", [TextPart("ok")]))
+    session = Session(Runtime(config, hooks, hooks.tools(config), provider, approver=approve))
+
+    async def press_ctrl_c():
+        await wait_for_sleepers(token, 1)
+        session.interrupt_tools()
+
+    presser = asyncio.create_task(press_ctrl_c())
+    events = [event async for event in session.run("go")]
+    await presser
+    error = next(e for e in events if e.type == "tool-error").error
+    assert error.startswith(INTERRUPTED + "\nstdout:\n")  # the note, whole, first
+    assert error.rstrip().endswith("LAST-LINE")  # the newest output kept
+    assert "earlier chars not shown" in error
+    sent = provider.requests[1].messages[-1].tool_results[0].output
+    assert sent.startswith(INTERRUPTED) and sent.rstrip().endswith("LAST-LINE")
+    assert len(sent) <= 30_000

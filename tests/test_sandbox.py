@@ -163,8 +163,10 @@ async def test_sandbox_network_true_opens_the_network(tmp_path):
 
 async def test_the_private_tmp_persists_between_calls_and_is_not_the_hosts(tmp_path):
     config, _ = boot(tmp_path)
-    _, out = await sh(config, "echo kept > /tmp/scratch; echo $TMPDIR")
-    assert out.strip() == "/tmp"
+    _, out = await sh(config, "echo kept > /tmp/scratch; echo $TMPDIR; "
+                              "mkdir -p $XDG_CACHE_HOME/tool && echo cached > "
+                              "$XDG_CACHE_HOME/tool/x && echo $XDG_CACHE_HOME")
+    assert out.split() == ["/tmp", "/tmp/.cache"]  # caches work, in the private /tmp
     _, out = await sh(config, "cat /tmp/scratch")
     assert out.strip() == "kept"
     assert not Path("/tmp/scratch").exists()

@@ -144,3 +144,28 @@ def test_yolo_bash_timeout_leaves_no_descendant(dirs, fake_provider):
     assert "killed by SIG" in result and "timeout is 1500ms" in result
     assert "started" in result and "never" not in result
     assert marked(token) == []
+
+
+def test_sandbox_off_by_flag_runs_unconfined_and_says_so(dirs, fake_provider, far_victim):
+    home, ws = dirs
+    proc = yolo(fake_provider, home, ws, f"cat {far_victim}", extra=["--sandbox", "off"])
+    assert proc.returncode == 0, proc.stderr
+    assert "agent: sandbox: OFF (by choice): commands run with your full access" in proc.stderr
+    assert "far original" in results(fake_provider)[0]  # the flag really took the walls away
+
+
+def test_an_unavailable_sandbox_is_said_once_and_headless_denies_commands(dirs,
+                                                                        fake_provider):
+    home, ws = dirs
+    home.mkdir()
+    (home / "config.toml").write_text('sandbox_bwrap = "/bin/false"\n'
+                                      '[permission.bash]\n"echo *" = "allow"\n')
+    fake_provider.script(Reply.tool_call("bash", {"command": "echo ran > ran.txt"}, id="c1"),
+                         Reply.text("done"))
+    proc = run_agent(["-p", "go", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                     OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("sandbox: UNAVAILABLE (/bin/false: ") == 1
+    assert not (ws / "ran.txt").exists()  # allowed by a rule, yet asked: denied headless
+    assert "needs approval" in results(fake_provider)[0]
