@@ -97,6 +97,7 @@ class App:
         self.loop: Any = None    # the urwid MainLoop, when running in a terminal
         self.inline = False      # inline mode: final blocks go to the terminal's scrollback
         self.folds_open = False  # ctrl-o: reasoning and applied diffs shown in full
+        self.header_entry: Any = None  # the startup header's transcript entry
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
         self._approval_lock = asyncio.Lock()

@@ -7,7 +7,7 @@ A command may also just return a string: it is shown as an info line.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -182,11 +182,15 @@ class CommandContext:
         return await self._app.run_modal(picker)
 
     async def prompt_text(self, title: str, *, hint: str = "", mask: bool = False,
-                          default: str = "") -> str | None:
-        """One line of text from the user (``mask`` hides it); None when cancelled."""
+                          default: str = "",
+                          validate: Callable[[str], str | None] | None = None) -> str | None:
+        """One line of text from the user (``mask`` hides it); None when cancelled.
+        ``validate(text)`` says what is wrong (None: nothing), checked as the user types;
+        enter is refused until it passes."""
         from agent.ui.widgets.panels import TextPrompt
 
-        return await self._app.run_modal(TextPrompt(title, hint, mask=mask, default=default))
+        return await self._app.run_modal(TextPrompt(title, hint, mask=mask, default=default,
+                                                    validate=validate))
 
     async def confirm(self, title: str, body: str = "") -> bool:
         """Yes or no (enter = yes, esc = no)."""

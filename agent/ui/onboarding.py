@@ -24,6 +24,27 @@ TYPE_OWN = "type a model id myself..."
 LIST_TIMEOUT = 15.0
 
 
+def url_problem(text: str) -> str | None:
+    """What is wrong with an endpoint URL as typed (None: it is a usable http(s) URL)."""
+    from urllib.parse import urlsplit
+
+    url = text.strip()
+    if not url:
+        return "type the endpoint's URL, e.g. http://localhost:8000/v1"
+    if any(ch.isspace() for ch in url):
+        return "a URL has no spaces"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return "it starts with http:// or https://"
+    if not parts.hostname:
+        return "it needs a host, e.g. http://localhost:8000/v1"
+    return None
+
+
 def mask_key(key: str) -> str:
     """``abcd...wxyz`` (short keys are fully hidden)."""
     if len(key) <= 12:
@@ -70,8 +91,9 @@ async def run_setup(app: App) -> bool:
     base_url = preset.base_url
     if preset.custom:
         base_url = await ctx.prompt_text(f"{preset.label}: endpoint URL",
-                                         hint="the API root, e.g. http://localhost:8000/v1")
-        if not base_url:
+                                         hint="the API root, e.g. http://localhost:8000/v1",
+                                         validate=url_problem)
+        if base_url is None:
             return _cancelled(app)
         base_url = base_url.strip().rstrip("/")
     found = key_from_env(preset, os.environ)  # the placeholder for keyless presets
@@ -81,12 +103,21 @@ async def run_setup(app: App) -> bool:
             ctx.notice(f"using ${preset.env}")
     else:
         where = f" (or set {preset.env} and restart)" if preset.env else ""
-        typed = await ctx.prompt_text(f"{preset.label} API key", mask=True,
-                                      hint=f"stored in {config.config_file}{where}"
-                                      + (f"  format: {preset.hint}" if preset.hint else ""))
-        if not typed:
+        # A custom endpoint may need no key (a local server): empty is an answer there.
+        keyless_ok = "empty if the endpoint needs no key; " if preset.custom else ""
+        typed = await ctx.prompt_text(
+            f"{preset.label} API key", mask=True,
+            hint=f"{keyless_ok}stored in {config.config_file}{where}"
+                 + (f"  format: {preset.hint}" if preset.hint else ""),
+            validate=None if preset.custom else _key_problem)
+        if typed is None:
             return _cancelled(app)
-        key, key_source = typed.strip(), "typed"
+        if typed.strip():
+            key, key_source = typed.strip(), "typed"
+        else:
+            from agent.presets import KEYLESS_KEY
+
+            key, key_source = KEYLESS_KEY, "keyless"
     assert base_url is not None
     model = await _choose_model(app, preset, base_url, key)
     if not model:
@@ -126,6 +157,10 @@ async def _choose_model(app: App, preset: Preset, base_url: str, key: str) -> st
     return None
 
 
+def _key_problem(text: str) -> str | None:
+    return None if text.strip() else "the key is empty: paste it, or esc to cancel"
+
+
 def _save(app: App, preset: Preset, base_url: str, key: str | None, model: str) -> bool:
     from agent.config import ConfigError, update_file
     from agent.ui.startup import NoProvider, attach, build_runtime
@@ -152,6 +187,10 @@ def _save(app: App, preset: Preset, base_url: str, key: str | None, model: str) 
     except NoProvider as exc:
         app.add("error", str(exc))
         return False
+    from agent.ui import startup
+
+    startup.refresh_header(app)  # it said "no provider configured"
+    app.update_status()
     app.add("info", f"{preset.label} configured with {model}\nsaved to {config.config_file}")
     return True
 

@@ -54,15 +54,18 @@ class _Loop(urwid.MainLoop):
 ALTERNATE_SCROLL_ON, ALTERNATE_SCROLL_OFF = "\x1b[?1007h", "\x1b[?1007l"
 
 
-def input_filter(keys: list[Any], raw: list[int]) -> list[Any]:
+def input_filter(keys: list[Any], raw: list[int], app: Any = None) -> list[Any]:
     """Two kinds of bursts, told apart from typing by arriving in one read:
 
     - two or more of the same arrow (``up up up``) are a wheel notch in alternate scroll
       mode: they become ``wheel up`` / ``wheel down``, which scroll the transcript instead of
-      walking the prompt history;
+      walking the prompt history (not while a list or dialog is open: there the arrows
+      move its selection, wheel or not);
     - a multi-line paste from a terminal without bracketed paste (keys with ``enter``
       inside): treated as a paste so it is never submitted."""
-    if len(keys) >= 2 and keys[0] in ("up", "down") and all(k == keys[0] for k in keys):
+    picking = app is not None and (app.modal is not None or app.completion.open)
+    if len(keys) >= 2 and keys[0] in ("up", "down") and all(k == keys[0] for k in keys) \
+            and not picking:
         return ["wheel " + keys[0]] * len(keys)
     if "begin paste" in keys or len(keys) < 6:
         return keys
@@ -161,7 +164,8 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
     screen.set_terminal_properties(colors=depth)
     screen.register_palette(palette.palette(depth))
     main_loop = _Loop(app, app.root, screen=screen, handle_mouse=bool(config.get("mouse")),
-                      event_loop=urwid.AsyncioEventLoop(loop=loop), input_filter=input_filter)
+                      event_loop=urwid.AsyncioEventLoop(loop=loop),
+                      input_filter=lambda keys, raw: input_filter(keys, raw, app))
     if inline:
         main_loop.inline = inline_mode.Inline(app, screen, main_loop)
         app.inline = True

@@ -160,6 +160,18 @@ def header(app: App, problem: str = "") -> str:
     return "\n".join(text for _, text in lines)
 
 
+def refresh_header(app: App) -> None:
+    """Draw the header again (the provider changed): in place while it is in the transcript,
+    else (printed for good in inline mode, or cleared) as a new block."""
+    entry = getattr(app, "header_entry", None)
+    if entry is not None and entry in app.transcript.walker:
+        entry.block.text = header(app)
+        app.transcript.update(entry)
+    else:
+        app.header_entry = app.transcript.add(Block("header", header(app)))
+    app.redraw.request()
+
+
 def start(app: App, prompt: str | None = None) -> None:
     from agent.ui import turns
 
@@ -171,7 +183,7 @@ def start(app: App, prompt: str | None = None) -> None:
     except Exception as exc:  # a failed resume (-c/-r) or store problem
         problem = str(exc)
         app.supervisor.report("starting the session", exc)
-    app.transcript.add(Block("header", header(app, problem)))
+    app.header_entry = app.transcript.add(Block("header", header(app, problem)))
     if app.session is not None and app.session.messages:
         turns.replay(app, app.session.messages)
     app.update_status()

@@ -251,3 +251,42 @@ def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provi
     term.send("\x15")
     term.type("/exit")
     assert term.wait_exit(timeout=30) == 0
+
+
+def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
+    """No provider yet: the setup opens; a custom endpoint's URL is checked as typed, an
+    empty key is accepted, and once a model is chosen header and status bar say so."""
+    from agent.presets import PRESETS
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    term = Term([], cwd=ws, home=home)
+    try:
+        term.wait_for("Choose a provider")
+        assert "no provider configured" in term.text()
+        custom = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
+        term.send("\x1b[B" * custom)
+        time.sleep(0.2)
+        term.send("\r")
+        term.wait_for("endpoint URL")
+        term.send("not a url")
+        term.wait_for("x a URL has no spaces")
+        term.send("\x7f" * len("not a url"))
+        term.send(fake_provider.openai_url)
+        time.sleep(0.2)
+        term.send("\r")
+        term.wait_for("empty if the endpoint needs no key")
+        term.send("\r")  # no key
+        term.wait_for("Choose a model (2 available)")
+        term.send("\r")
+        screen = term.wait_for("configured with fake-model")
+        assert "setup cancelled" not in screen and "no provider configured" not in screen
+        assert "openai/fake-model" in screen
+        assert screen.splitlines()[-1].startswith("fake-model  default/")
+        fake_provider.script(Reply.text("a keyless answer"))
+        term.type("hello")
+        term.wait_for("a keyless answer")
+        term.type("/exit")
+        assert term.wait_exit(timeout=30) == 0
+    finally:
+        term.close()

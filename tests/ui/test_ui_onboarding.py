@@ -109,3 +109,52 @@ async def test_keyless_preset_skips_the_key(tmp_path, fake_provider):
     await wait_for(app, "Ollama configured with llama3")
     data = tomllib.loads((tmp_path / "home" / "config.toml").read_text())
     assert data["api_key"] == "not-needed" and data["base_url"] == "http://localhost:11434/v1"
+
+
+async def test_keyless_custom_endpoint_validated_url_and_the_header_refreshes(
+        tmp_path, fake_provider):
+    app = unconfigured(tmp_path)
+    app.start()
+    await wait_for(app, "Choose a provider")
+    await press(app, *["down"] * CUSTOM_OPENAI, "enter")
+    await wait_for(app, "endpoint URL")
+    await type_text(app, "not a url")
+    assert "x a URL has no spaces" in screen(app)  # checked as it is typed
+    await press(app, "enter")  # refused: the setup stays on the URL
+    assert "endpoint URL" in screen(app) and app.modal is not None
+    await press(app, *["backspace"] * len("not a url"))
+    await type_text(app, "localhost:8000")
+    assert "x it starts with http:// or https://" in screen(app)
+    await press(app, *["backspace"] * len("localhost:8000"))
+    await type_text(app, fake_provider.openai_url)
+    assert "x " not in screen(app).split("endpoint URL")[1].split("└")[0]
+    await press(app, "enter")
+    rows = await wait_for(app, "API key")
+    assert "empty if the endpoint needs no key" in rows
+    await press(app, "enter")  # no key: a keyless endpoint, not a cancelled setup
+    rows = await wait_for(app, "Choose a model (2 available)")
+    await press(app, "enter")
+    rows = await wait_for(app, "configured with fake-model")
+    assert "setup cancelled" not in rows
+    # the header and the status bar say what is configured now
+    assert "no provider configured" not in rows
+    assert "agent 0.1.0  openai/fake-model" in rows
+    assert rows.splitlines()[-1].startswith("fake-model  default/")
+    data = tomllib.loads((tmp_path / "home" / "config.toml").read_text())
+    assert data["api_key"] == "not-needed" and data["base_url"] == fake_provider.openai_url
+    fake_provider.script(Reply.text("answered without a key"))
+    await type_text(app, "hi", enter=True)
+    await wait_for(app, "answered without a key")
+
+
+async def test_an_empty_key_for_a_hosted_provider_is_refused_not_a_cancel(tmp_path):
+    app = unconfigured(tmp_path)
+    app.start()
+    await wait_for(app, "Choose a provider")
+    openai = next(i for i, p in enumerate(PRESETS) if p.id == "openai")
+    await press(app, *["down"] * openai, "enter")
+    await wait_for(app, "API key")
+    await press(app, "enter")
+    rows = screen(app)
+    assert "x the key is empty: paste it, or esc to cancel" in rows and app.modal is not None
+    assert "setup cancelled" not in rows

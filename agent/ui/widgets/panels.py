@@ -131,20 +131,39 @@ class Modal(urwid.WidgetWrap):
 
 
 class TextPrompt(Modal):
-    """One line of text (masked for keys); enter accepts, esc cancels."""
+    """One line of text (masked for keys); enter accepts, esc cancels.  ``validate(text)``
+    returns what is wrong with the text (None: nothing): it is checked as the user types,
+    shown under the field, and enter is refused while there is a problem."""
 
     def __init__(self, title: str, hint: str = "", *, mask: bool = False, default: str = "",
-                 style: str = "panel") -> None:
+                 style: str = "panel",
+                 validate: Callable[[str], str | None] | None = None) -> None:
         self.edit = urwid.Edit(("caption", "> "), default, mask="*" if mask else None)
+        self.validate = validate
+        self.problem = urwid.Text("")
         parts: list[urwid.Widget] = []
         if hint:
             parts.append(urwid.Text(("menu-hint", hint)))
         parts.append(self.edit)
+        if validate is not None:
+            parts.append(self.problem)
         super().__init__(boxed(urwid.Pile(parts), title, style, "enter to accept, esc to cancel"))
+        self._check(quiet=True)
+
+    def _check(self, quiet: bool = False) -> str | None:
+        if self.validate is None:
+            return None
+        problem = self.validate(self.edit.edit_text)
+        if problem:
+            self.problem.set_text("" if quiet else ("error", "x " + problem))
+        else:
+            self.problem.set_text(("dim", "ok") if self.edit.edit_text else "")
+        return problem
 
     def action(self, name: str, size: tuple[int]) -> bool:
         if name == "pick-accept":
-            self.resolve(self.edit.edit_text)
+            if self._check() is None:
+                self.resolve(self.edit.edit_text)
             return True
         if name == "pick-cancel":
             self.resolve(None)
@@ -152,7 +171,9 @@ class TextPrompt(Modal):
         return False
 
     def type_key(self, size: tuple[int], key: str) -> bool:
-        return self.edit.keypress((max(1, size[0] - 4),), key) is None
+        handled = self.edit.keypress((max(1, size[0] - 4),), key) is None
+        self._check()
+        return handled
 
     def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
         return super().render(size, focus=True)  # the cursor belongs to the edit
