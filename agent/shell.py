@@ -39,6 +39,7 @@ from agent.shell_wrappers import (
     peel,
     script_operand,
     split_words,
+    templated,
     unwrap,
 )
 
@@ -566,7 +567,7 @@ class _Walker:
         if peeled.script is not None and not unresolved:
             self.script_text(peeled.script, depth=where.depth + 1, outer=where.outer,
                              redirects=())
-        elif not simple.unresolved:
+        else:  # even an unresolved command's literal scripts are read (and judged)
             simple = self.inner(simple, peeled, built, where)
             self.script.commands[index] = simple
         if simple.unresolved:
@@ -589,11 +590,20 @@ class _Walker:
             else:
                 self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
         elif name in SHELLS or name in ("source", "."):
-            has_file = name in ("source", ".") or _shell_reads_file(simple.argv)
+            operand = _shell_reads_file(simple.argv)
             if name in ("source", "."):
                 unresolved = f"{name} runs the commands in a file"
-            elif not has_file:
+            elif operand is None:
                 unresolved = self.shell_stdin(simple, built, deeper)
+            elif simple.is_dynamic(operand):
+                unresolved = f"{name} runs a script only known when it runs " \
+                    f"({simple.argv[operand]})"
+        elif name == "alias" and any("=" in a for a in simple.args):
+            unresolved = "alias defines a command whose meaning is only known when it runs"
+        elif name in HAZARD_ARGUMENTS and simple.any_dynamic:
+            unresolved = hazard_unresolved(simple)
+        elif name == "chmod" and any(a.startswith("--ref") for a in simple.args):
+            unresolved = "chmod --reference copies a mode only known when it runs"
         elif name in INTERPRETERS:
             code = code_argument(name, simple.argv)
             if code is not None:
@@ -611,8 +621,11 @@ class _Walker:
         elif name in self.script.functions:
             unresolved = f"{name} calls a shell function defined in the same command"
         for argv in find_exec(simple.argv):
+            if templated(peel(argv, [False] * len(argv)).argv, "{}"):
+                unresolved = unresolved or "find puts file names into the program or the " \
+                    "script it runs"
             self.emit(_Built(list(argv), [False] * len(argv), [], ()), where, "")
-        if unresolved:
+        if unresolved and not simple.unresolved:
             from dataclasses import replace
             return replace(simple, unresolved=unresolved)
         return simple
@@ -715,8 +728,9 @@ def _first_error(root: Any, data: bytes) -> str:
             return "a syntax error"
 
 
-def _shell_reads_file(argv: tuple[str, ...]) -> bool:
-    """``bash script.sh``: a shell given a script file (not ``-s``, not reading stdin)."""
+def _shell_reads_file(argv: tuple[str, ...]) -> int | None:
+    """``bash script.sh``: the index of the script file a shell is given, or None when it
+    reads its commands from stdin (no operand, or ``-s``)."""
     i = 1
     while i < len(argv):
         word = argv[i]
@@ -724,14 +738,41 @@ def _shell_reads_file(argv: tuple[str, ...]) -> bool:
             i += 2
             continue
         if word == "--":
-            return i + 1 < len(argv)
+            return i + 1 if i + 1 < len(argv) else None
         if word.startswith(("-", "+")) and len(word) > 1:
             if word.startswith("-") and not word.startswith("--") and "s" in word[1:]:
-                return False
+                return None
             i += 1
             continue
-        return True
-    return False
+        return i
+    return None
+
+
+#: Programs whose hazard depends on their options or subcommand: with a word only known at
+#: run time (``rm $F x``, ``chmod $M f``, ``git $(echo reset) --hard``) what they do cannot
+#: be judged, so the command is unresolved.
+HAZARD_ARGUMENTS = frozenset({"rm", "chmod", "chown", "chgrp", "dd", "mkfs", "shred", "git",
+                              "find", "truncate", "wipefs"})
+_GIT_HAZARDS = frozenset({"reset", "clean", "push", "branch", "checkout", "restore", "stash",
+                          "rebase", "filter-branch", "update-ref", "reflog", "gc", "prune",
+                          "worktree", "tag", "switch", "rm", "config"})
+
+
+def hazard_unresolved(cmd: SimpleCommand) -> str:
+    """Why a hazardous program with run-time words cannot be judged ("" when it can:
+    ``git commit -m "$(...)"`` only has a run-time message)."""
+    if cmd.name == "git":
+        call = read_git(cmd.argv, cmd.assignments)
+        words = list(cmd.argv)
+        sub_index = len(words) - len(call.args) - 1 if call.sub else len(words)
+        if any(cmd.dynamic[:sub_index + 1]):
+            return "git with a subcommand or option only known when it runs"
+        if call.sub in _GIT_HAZARDS:
+            return f"git {call.sub} with arguments only known when it runs"
+        return ""
+    if cmd.name == "find":
+        return ""  # find's run-time words are paths and patterns; -exec is judged apart
+    return f"{cmd.name} with arguments only known when it runs"
 
 
 def _interpreter_reads_stdin(argv: tuple[str, ...]) -> bool:

@@ -98,7 +98,14 @@ def _date(cmd: SimpleCommand) -> str | None:
     return None
 
 
+_SED_PRINT = re.compile(r"^\s*((\d+|\$|/[^/]*/)(\s*,\s*(\d+|\$|/[^/]*/))?)?\s*!?\s*[pdq=]?\s*$")
+_SED_SUBSTITUTE = re.compile(r"^\s*((\d+|\$|/[^/]*/)(\s*,\s*(\d+|\$|/[^/]*/))?)?\s*"
+                             r"s(.)(?:(?!\5)[^\\]|\\.)*\5(?:(?!\5)[^\\]|\\.)*\5[gpiI0-9]*\s*$")
+
+
 def _sed(cmd: SimpleCommand) -> str | None:
+    """sed only reads when it edits nothing in place and its script only prints,
+    deletes or substitutes (no ``w``, ``r``, ``e`` commands or flags)."""
     parsed = parse_options(spec("nrsEuz", "efl", long=same("quiet", "silent", "regexp-extended",
                                                            "separate", "unbuffered",
                                                            "null-data", "posix", "debug",
@@ -111,9 +118,9 @@ def _sed(cmd: SimpleCommand) -> str | None:
         return "sed edits files in place or reads a script"
     scripts = parsed.values("-e") or parsed.operands[:1]
     for script in scripts:
-        # `w file`, `W file`, `e cmd`, `s///w file`, `s///e` write or run things.
-        if re.search(r"(^|[;}\s])[wWe]\b|/[gpIiMm0-9]*[we]", script):
-            return "the sed script writes files or runs commands"
+        for piece in re.split(r"[;\n]", script):
+            if not (_SED_PRINT.match(piece) or _SED_SUBSTITUTE.match(piece)):
+                return "the sed script may write files or run commands"
     return None
 
 
@@ -186,7 +193,8 @@ GIT_READ_ONLY: dict[str, Callable[[tuple[str, ...]], str | None]] = {
                        "annotate", "sign", "force", "message", "file", "local-user",
                        allow_operands=False),
     "remote": _git_refuse(*_GIT_OUTPUT, allow_operands=False, listing_words=()),
-    "stash": _git_refuse(*_GIT_OUTPUT, allow_operands=False, listing_words=("list",)),
+    "stash": lambda args: None if args[:1] in (("list",), ("show",)) else
+    "git stash without list or show changes the working tree",
     "worktree": _git_refuse(allow_operands=False, listing_words=("list",)),
 }
 

@@ -209,6 +209,14 @@ def peel(values: list[str] | tuple[str, ...], dynamic: list[bool] | tuple[bool, 
         rest, rest_flags = rest[skip:], rest_flags[skip:]
         if name == "xargs" and not rest:
             rest, rest_flags = ["echo"], [False]
+        if name == "xargs":
+            token = next(iter(parsed.values("-I", "replace")), None)
+            if token is None and parsed.has("replace", "-i"):
+                token = "{}"
+            if token and templated(rest, token):
+                return Peeled(tuple(rest), tuple(rest_flags), tuple(assignments),
+                              tuple(wrappers), "xargs puts its input into the program or "
+                              "the script it runs")
         if name in RUN_AS_SCRIPT:
             return _run_as_script(name, parsed, rest, rest_flags, assignments, wrappers,
                                   writes)
@@ -346,6 +354,20 @@ def _quiet_awk(program: str) -> bool:
     ``>`` redirection or ``getline`` from commands)."""
     return bool(_AWK_SAFE.match(program)) and "system" not in program and "getline" not in \
         program
+
+
+def templated(argv: list[str] | tuple[str, ...], token: str) -> bool:
+    """True when a replacement token (``{}`` of find -exec, xargs -I) would become the
+    program, or part of a script a shell or interpreter runs (``sh -c 'rm {}'``,
+    ``sh {}``): then its input decides what runs."""
+    if not argv:
+        return False
+    if token in argv[0]:
+        return True
+    name = os.path.basename(argv[0])
+    if name in SHELLS or name in INTERPRETERS or name in ("eval", "source", "."):
+        return any(token in word for word in argv[1:])
+    return False
 
 
 def find_exec(argv: tuple[str, ...]) -> list[list[str]]:
