@@ -33,6 +33,7 @@ class McpState:
         # Headless runs say on stderr when a server fails to start; the UI shows it in /mcp
         # (nothing may write to the terminal under the screen).
         self.manager = Manager(self.servers, workspace=config.workspace,
+                               interactive=not config.headless,
                                state_dir=config.state_dir,
                                on_failed=_report_failure if config.headless else None,
                                sandbox=sandbox_for(config))

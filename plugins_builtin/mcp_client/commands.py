@@ -7,6 +7,7 @@ effect at the next start: a session never connects or drops a server midway.
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -271,12 +272,33 @@ def cli_mcp(argv: list[str], boot: Any) -> int:
             return 2
         print("\n".join(lines))
         return 0
+    if verb == "login" and len(argv) == 2:
+        return _cli_login(config, argv[1])
     if verb != "list" or len(argv) > 1:
         print("usage: agent mcp [list] | agent mcp add NAME -- COMMAND [ARGS...] | "
-              "agent mcp add NAME URL [--header 'KEY: value']... | agent mcp remove NAME",
-              file=sys.stderr)
+              "agent mcp add NAME URL [--header 'KEY: value']... | agent mcp remove NAME | "
+              "agent mcp login NAME", file=sys.stderr)
         return 2
     return _cli_list(config)
+
+
+def _cli_login(config: Any, name: str) -> int:
+    """Sign in to an OAuth server: the URL is printed and opened, the token saved (0600)."""
+    from plugins_builtin.mcp_client import state
+    from plugins_builtin.mcp_client.oauth import stderr
+
+    st = state(config)
+    server = st.servers.get(name) if st is not None else None
+    if server is None or server.auth != "oauth":
+        print(f'agent: no MCP server "{name}" with auth = "oauth" is configured',
+              file=sys.stderr)
+        return 2
+    status, error = st.manager.login(name, stderr)
+    if status != "connected":
+        print(f"agent: mcp {name}: {error or status}", file=sys.stderr)
+        return 1
+    print(f"signed in to {name}; the token is saved for later runs")
+    return 0
 
 
 def _cli_list(config: Any) -> int:

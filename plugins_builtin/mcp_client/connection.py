@@ -71,8 +71,11 @@ class Connection:
 
     def __init__(self, server: ServerConfig, *, workspace: Path, log_dir: Path,
                  on_tools: Callable[[Connection], None], sandbox: Any = None,
-                 front: FrontEnd | None = None) -> None:
+                 front: FrontEnd | None = None, interactive: bool = True) -> None:
         self.server = server
+        self._interactive = interactive
+        #: shows an OAuth sign-in URL (None: the log)
+        self.announce: Callable[[str], None] | None = None
         self._sandbox = sandbox
         #: who answers the server's questions (elicitation) during a call
         self.front = front or FrontEnd()
@@ -261,8 +264,14 @@ class Connection:
             if response.status_code >= 400:
                 self._http_error = f"HTTP {response.status_code}"
 
+        auth = None
+        if server.auth == "oauth":
+            from plugins_builtin.mcp_client.oauth import make_auth
+
+            auth = make_auth(server, self._log_path.parent.parent,
+                             interactive=self._interactive, say=self.announce)
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
-                                    event_hooks={"response": [note_status]})
+                                    event_hooks={"response": [note_status]}, auth=auth)
         return _owning(client, streamable_http_client(server.url, http_client=client))
 
     # ---- calls -------------------------------------------------------------------------------
@@ -486,7 +495,7 @@ def describe(exc: BaseException, server: ServerConfig) -> str:
     """A one-line reason for a failure (the innermost error of an exception group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, StartupProblem):
+    if isinstance(exc, StartupProblem) or type(exc).__name__ == "LoginRequired":
         return str(exc)
     if isinstance(exc, FileNotFoundError) and server.kind == "local":
         return f"command not found: {server.command}"

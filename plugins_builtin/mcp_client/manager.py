@@ -38,8 +38,11 @@ class Manager:
 
     def __init__(self, servers: dict[str, ServerConfig], *, workspace: Path,
                  state_dir: Path, on_failed: Callable[[str, str], None] | None = None,
-                 sandbox: Any = None) -> None:
+                 sandbox: Any = None, interactive: bool = True) -> None:
         self.servers = {n: s for n, s in servers.items() if not s.problem}
+        #: whether a sign-in may open a browser (never headless), and who shows its URL
+        self.interactive = interactive
+        self.announce: Callable[[str], None] | None = None
         self.workspace = workspace
         self.sandbox = sandbox  # agent.sandbox.Sandbox: scrubbed env, sandboxed servers
         self.state_dir = Path(state_dir)
@@ -108,10 +111,13 @@ class Manager:
             if name not in self.conns:
                 self._connect(name)
 
-    def _connect(self, name: str) -> Connection:
+    def _connect(self, name: str, announce: Callable[[str], None] | None = None
+                 ) -> Connection:
         conn = Connection(self.servers[name], workspace=self.workspace,
                           log_dir=self.state_dir / "mcp", on_tools=self._tools_arrived,
-                          sandbox=self.sandbox, front=self.front)
+                          sandbox=self.sandbox, front=self.front,
+                          interactive=self.interactive)
+        conn.announce = announce or self.announce
         self.conns[name] = conn
         self._every.add(conn)
         conn.start()
@@ -259,6 +265,26 @@ class Manager:
         except concurrent.futures.TimeoutError:
             future.cancel()
         return sorted(n for n in waits if n not in self.tools or n in self.cached)
+
+    def login(self, name: str, announce: Callable[[str], None]) -> tuple[str, str]:
+        """Connect ``name`` allowing the browser sign-in (``agent mcp login``); returns its
+        (state, error) afterwards."""
+        self.interactive, self.announce = True, announce
+        self.start()
+        assert self.loop is not None
+
+        async def again() -> None:
+            await self._connect_all()
+            conn = self.conns.get(name)
+            if conn is not None:
+                await conn.wait_ready()  # the first, non-interactive try
+                if conn.state == "connected":
+                    return
+            conn = self._connect(name, announce)
+            await conn.wait_ready()
+
+        asyncio.run_coroutine_threadsafe(again(), self.loop).result()
+        return self.state_of(name)
 
     def wait(self, timeout: float | None = None) -> None:
         """Block (not on the MCP loop) until every server has connected or given up."""

@@ -33,6 +33,8 @@ class ServerConfig:
     url: str = ""
     transport: str = "http"
     headers: tuple[tuple[str, str], ...] = ()
+    #: ``oauth``: sign in through the server's OAuth authorisation server (remote only)
+    auth: str = ""
     timeout: float = DEFAULT_CALL_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     #: inherited variables the server still gets although they look like credentials
@@ -97,9 +99,12 @@ def parse_server(name: str, value: Any) -> ServerConfig:
         headers = value.get("headers", {})
         if not _str_map(headers):
             return bad("headers must be a table of strings")
+        auth = value.get("auth", "")
+        if auth not in ("", "oauth"):
+            return bad(f'auth must be "oauth" (or left out), not {auth!r}')
         return ServerConfig(name=name, kind="remote", url=url, transport=transport,
-                            headers=tuple(sorted(headers.items())), timeout=timeout,
-                            startup_timeout=startup, raw=value)
+                            headers=tuple(sorted(headers.items())), auth=auth,
+                            timeout=timeout, startup_timeout=startup, raw=value)
     command = value.get("command")
     if not isinstance(command, str) or not command.strip():
         return bad("a local server needs a command (or a remote one a url)")

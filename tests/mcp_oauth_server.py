@@ -1,0 +1,82 @@
+"""An MCP server over Streamable HTTP behind the SDK's own OAuth authorisation server.
+
+The authorisation provider approves every request at once (it plays a user who clicks
+"allow"), issues codes and bearer tokens in memory, and supports dynamic client registration,
+so a client goes through discovery, registration, PKCE, the redirect and the code exchange.
+``requests`` counts what reached the protected tool.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken, AuthorizationCode, construct_redirect_uri
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.mcpserver import MCPServer
+
+
+class ApprovingProvider:
+    def __init__(self) -> None:
+        self.clients: dict[str, Any] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.tokens: dict[str, AccessToken] = {}
+        self.authorized = 0
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, info):
+        self.clients[info.client_id] = info
+
+    async def authorize(self, client, params):
+        self.authorized += 1
+        code = secrets.token_urlsafe(16)
+        self.codes[code] = AuthorizationCode(
+            code=code, client_id=client.client_id, redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            code_challenge=params.code_challenge, scopes=params.scopes or [],
+            expires_at=time.time() + 300, resource=params.resource)
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, code):
+        return self.codes.get(code)
+
+    async def exchange_authorization_code(self, client, code):
+        from mcp.shared.auth import OAuthToken
+
+        del self.codes[code.code]
+        token = secrets.token_urlsafe(16)
+        self.tokens[token] = AccessToken(token=token, client_id=client.client_id,
+                                         scopes=code.scopes, resource=code.resource,
+                                         expires_at=int(time.time()) + 3600)
+        return OAuthToken(access_token=token, token_type="Bearer", expires_in=3600)
+
+    async def load_access_token(self, token):
+        return self.tokens.get(token)
+
+    async def load_refresh_token(self, client, refresh_token):
+        return None
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        raise NotImplementedError
+
+    async def revoke_token(self, token):
+        self.tokens.pop(getattr(token, "token", ""), None)
+
+    async def exchange_identity_assertion(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+def make_app(base: str, provider: ApprovingProvider) -> Any:
+    server = MCPServer("secure", auth_server_provider=provider, auth=AuthSettings(
+        issuer_url=base, resource_server_url=base + "/mcp", validate_token_resource=False,
+        client_registration_options=ClientRegistrationOptions(enabled=True)))
+
+    @server.tool()
+    def whoami() -> str:
+        """Greets a signed-in client."""
+        return "hello, signed-in client"
+
+    return server.streamable_http_app()
