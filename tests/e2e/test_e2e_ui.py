@@ -130,7 +130,7 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     term = start()
     term.wait_for(IDLE)
     term.type("run it")
-    term.wait_for("Run `echo $$ > pid.txt")
+    term.wait_for("Run `echo started > pid.txt")
     time.sleep(0.5)
     term.send("y")
     pid_file = ws / "pid.txt"
