@@ -469,6 +469,7 @@ def cmd_policy(argv: list[str]) -> int:
     """``agent policy explain TOOL 'ARGS-JSON'``: which guard or rule decides a call, and why."""
     import json
 
+    from agent import permissions
     from agent.gate import Gate
     from agent.permission_flags import MODES, FlagRuleError, FlagRules
     from agent.runtime import StartupError, finish_config, load_plugins
@@ -522,11 +523,19 @@ def cmd_policy(argv: list[str]) -> int:
     verdict, by = gate.verdict(ToolCall("explain", tool_name, args), effects, None)
     print(f"tool:     {tool_name} (plugin {tool.plugin or '?'})")
     print(f"effects:  {_describe_effects(effects)}")
+    for line in permissions.explain_command(tool_name, effects, gate.user_rules,
+                                            getattr(boot.config, "workspace", None)):
+        print(line)
     print(f"decision: {verdict.decision}")
     print(f"by:       {by} {verdict.source}".rstrip())
     if verdict.reason:
         print(f"why:      {verdict.reason}")
-    if verdict.decision == "ask":
+    if verdict.decision == "ask" and permissions.unresolved_reason(effects):
+        yolo = ("asks too (yolo_unresolved = ask)" if boot.config.get("yolo_unresolved") == "ask"
+                else "denies it (yolo_unresolved = deny)")
+        print(f"then:     it cannot be checked without running it: --yolo {yolo}; "
+              "headless denies it; the UI asks, and \"always\" grants nothing")
+    elif verdict.decision == "ask":
         print("then:     --yolo would allow it; headless without --yolo denies it; "
               "the UI asks")
     return 0

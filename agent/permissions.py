@@ -395,3 +395,40 @@ def grants_cover(patterns: list[str], effects: Effects) -> bool:
         return True
     subjects = tuple(p.normal for p in analysis.parts if p.normal) + analysis.writes
     return bool(subjects) and all(any(matches(p, s) for p in patterns) for s in subjects)
+
+
+def explain_command(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
+                    workspace: Path | str | None = None) -> list[str]:
+    """Lines for ``agent policy explain``: each part of the command as written, its
+    normalised form, what keeps it from being read-only or resolvable, and what the rules
+    (or the default policy) say about that part alone."""
+    analysis = command_analysis(effects)
+    if analysis is None:
+        return []
+    own = rules_for(tool_name, user_rules)
+    lines = []
+    if analysis.problems:
+        lines.append(f"parse:    incomplete: {analysis.problems[0]}")
+    for i, part in enumerate(analysis.parts, 1):
+        if own is not None:
+            found = judge(own, (CommandPart(dict.fromkeys((part.normal, part.runs,
+                                                           part.text))),), tool_name)
+            said = f"{found.decision} ({found.source})" if found else "ask (no rule)"
+        else:
+            said = "allow (default: read-only)" if part.read_only else "ask (default)"
+        if part.unresolved:
+            said = f"never allowed: unresolved ({part.unresolved})"
+        lines.append(f"part {i}:   {part.text}")
+        if part.normal != part.text:
+            lines.append(f"  runs:   {part.normal}")
+        if part.not_read_only and not part.unresolved:
+            lines.append(f"  not read-only: {part.not_read_only}")
+        if part.writes or part.deletes:
+            lines.append("  touches: " + ", ".join(
+                [f"writes {w}" for w in part.writes] + [f"deletes {d}" for d in part.deletes]))
+        lines.append(f"  rules:  {said}")
+    if analysis.writes:
+        lines.append("writes:   judged by the write_file rules: " + ", ".join(analysis.writes))
+    if analysis.unresolved_reason:
+        lines.append(f"unresolved: {analysis.unresolved_reason}")
+    return lines

@@ -261,7 +261,10 @@ def classify(cmd: SimpleCommand) -> str | None:
         if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments):
             return "it changes how later commands are found or run"
         return None if not writes_by_redirect(cmd) else "it writes a file"
-    if any(cmd.dynamic):
+    if any(cmd.dynamic) and (cmd.name not in READ_ONLY or READ_ONLY[cmd.name] is not None
+                             or cmd.name in _READS_OPERANDS):
+        # A run-time word could be a writing option (sort $X) or a file to read that the
+        # policy cannot check (cat "$f"); echo $PATH is fine.
         return "an argument is only known when it runs"
     if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments) and cmd.name != "git":
         return "an assignment changes how it runs"

@@ -239,3 +239,26 @@ def test_end_to_end_through_the_cli_under_yolo(command, tmp_path, fake_provider)
     answer = posts[-1].raw.decode()
     assert "was denied" in answer or "Blocked by" in answer or "Refused" in answer
     assert "exit: " not in answer  # the command never ran, so no bash result went back
+
+
+def test_policy_explain_shows_parts_normal_forms_and_who_decided(tmp_path):
+    import json
+
+    from tests.clirun import run_agent
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[permission]\nbash = {"*" = "allow", "rm *" = "deny"}\n')
+    command = "git status && sudo /bin/r'm' victim.txt | head > out.txt"
+    proc = run_agent(["policy", "explain", "bash", json.dumps({"command": command})],
+                     home=home, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "part 1:   git status" in out
+    assert "runs:   sudo rm victim.txt" in out  # the normalised form of part 2
+    assert 'rules:  deny (bash: "rm *")' in out  # the part that decided, and the rule
+    assert "decision: deny" in out and 'by:       rule bash: "rm *"' in out
+    unresolved = json.dumps({"command": "$(echo rm) victim.txt"})
+    proc = run_agent(["policy", "explain", "bash", unresolved], home=home, cwd=tmp_path)
+    assert "never allowed: unresolved" in proc.stdout
+    assert "--yolo denies it (yolo_unresolved = deny)" in proc.stdout
