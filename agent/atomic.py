@@ -140,14 +140,20 @@ class Staged:
     out of space happens while staging, before any target changed.
     """
 
-    def __init__(self, path: Path | str, data: bytes | str, *, shown: str | None = None,
+    def __init__(self, path: Path | str, data: bytes | str | Iterable[bytes], *,
+                 shown: str | None = None,
                  mode: int | None = None, make_parents: bool = False,
                  fsync: bool = True) -> None:
         self.shown = shown if shown is not None else str(path)
         self.target = _resolve_target(Path(path))
         self.tmp: Path | None = None
         self._made: list[Path] = []
-        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        if isinstance(data, str):
+            payload: Iterable[bytes] = (data.encode("utf-8"),)
+        elif isinstance(data, (bytes, bytearray, memoryview)):
+            payload = (bytes(data),)
+        else:  # chunks: a large content need not exist twice in memory
+            payload = data
         try:
             self._stage(payload, mode, make_parents, fsync)
         except OSError as exc:
@@ -163,7 +169,7 @@ class Staged:
             detail = f"cannot create a file in {parent}"
         return AtomicWriteError(self.shown, exc, detail)
 
-    def _stage(self, payload: bytes, mode: int | None, make_parents: bool,
+    def _stage(self, payload: Iterable[bytes], mode: int | None, make_parents: bool,
                fsync: bool) -> None:
         parent = self.target.parent
         if make_parents:
@@ -186,10 +192,11 @@ class Staged:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
                      wanted & 0o777)
         try:
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            for chunk in payload:
+                view = memoryview(chunk)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
             if old is not None:
                 if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
                     # Only root may give a file away; for anyone else the new file is theirs.
@@ -234,10 +241,12 @@ class Staged:
         self.discard()
 
 
-def atomic_write(path: Path | str, data: bytes | str, *, shown: str | None = None,
+def atomic_write(path: Path | str, data: bytes | str | Iterable[bytes], *,
+                 shown: str | None = None,
                  mode: int | None = None, make_parents: bool = False,
                  fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` (bytes, or text written as UTF-8), all or nothing.
+    """Replace ``path`` with ``data`` (bytes, text written as UTF-8, or an iterable of byte
+    chunks), all or nothing.
 
     ``shown`` is the path as the caller's user knows it (it starts the error message);
     ``mode`` sets the permission bits exactly (default: an existing file's own bits, or

@@ -36,6 +36,7 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
+from agent.saved_results import keep_large
 from agent.tools import Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult, cap_output
 from agent.validate import check_arguments, parse_arguments
 
@@ -424,7 +425,10 @@ class Session:
                 result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}",
                                     is_error=True)
             result = self.hooks.tool_result(call, result, self)
-            output = cap_output(result.output)
+            # Over the cap, the whole result is saved under the state dir and the model
+            # gets its head, its tail and the path to read the rest from.
+            output = keep_large(result.output, state_dir=self.config.state_dir,
+                                session_id=self.id, call_id=call.id)
             note = self._notes.pop(call.id, "")
             if note:  # what the user changed about the call, never truncated away
                 output = f"{output}\n\n{note}"

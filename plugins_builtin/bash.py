@@ -30,10 +30,12 @@ DEFAULT_TIMEOUT_MS = 120_000
 MIN_TIMEOUT_MS = 1_000
 MAX_TIMEOUT_MS = 600_000
 
-#: Characters kept from the end of each stream; older output is counted, not kept.
-TAIL_CHARS = 30_000
-#: The part of the result (characters) the two sections share; the core caps at 30,000.
-RESULT_BUDGET = 29_000
+#: Characters kept from the end of each stream; older output is counted, not kept.  The
+#: core saves a result over its 30,000-character cap whole under the state dir and shows the
+#: model its head and tail with the path (agent.saved_results), so this much is kept.
+TAIL_CHARS = 1_000_000
+#: The part of the result (characters) the two sections share.
+RESULT_BUDGET = 2 * TAIL_CHARS
 #: After SIGTERM, how long the command's processes get before SIGKILL (seconds).
 KILL_GRACE = 0.25
 #: After the command exits, how long to keep reading output that background jobs still write.

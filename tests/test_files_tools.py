@@ -90,11 +90,16 @@ async def test_read_errors(env):
     assert bad.startswith("Invalid arguments for read_file:")
 
 
-async def test_result_cap_note(env):
-    env.write("wide.txt", "x" * 40_000)
+async def test_a_result_over_the_cap_is_saved_whole_with_head_tail_and_pointer(env):
+    env.write("wide.txt", "x" * 40_000 + "END")
     out = await env.ok("read_file", {"path": "wide.txt"})
-    assert out.endswith("... [truncated 10003 chars]")  # "1: " + 40,000 chars, capped at 30,000
-    assert len(out) < 30_100
+    assert len(out) <= 30_000
+    assert out.startswith("1: xxx") and out.endswith("xxxEND")  # head and tail
+    saved = out.split(" are saved in ", 1)[1].split(": read_file that path", 1)[0]
+    assert "1 lines, 40,006 chars in all; " in out
+    assert (env.home / "state" / "results").is_dir()
+    assert open(saved, encoding="utf-8").read() == "1: " + "x" * 40_000 + "END"
+    assert os.stat(saved).st_mode & 0o777 == 0o600
 
 
 # ---- write_file ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ the request the fake server received), and that request is valid."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import tracemalloc
@@ -110,9 +111,10 @@ async def test_fifty_megabytes_of_output_reach_the_model_capped(tmp_path, fake_p
         tracemalloc.stop()
     assert events[-1].reason == "end"
     told = tool_messages(fake_provider.requests[1])["c1"]
-    assert len(told) <= RESULT_CAP + 40
-    assert told.startswith("x" * RESULT_CAP)
-    assert told.endswith(f"[truncated {BIG - RESULT_CAP} chars]")
+    assert len(told) <= RESULT_CAP
+    assert told.startswith("x" * 13_000) and told.endswith("x" * 13_000)  # head and tail
+    saved = told.split(" are saved in ", 1)[1].split(": read_file that path", 1)[0]
+    assert os.path.getsize(saved) == BIG  # the whole result is kept
     result = next(e for e in events if isinstance(e, ev.ToolResultEvent))
     assert result.output == told
     # The 50 MB string existed once (the tool built it); nothing made a second copy, and

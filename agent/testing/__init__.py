@@ -56,7 +56,8 @@ def tool_context(config: Config, tool_name: str, args: dict[str, Any] | None = N
 async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *, session: Any = None,
                    output: list[str] | None = None) -> ToolResult:
     """Validate ``args`` and run ``tool`` as the session would (errors become results)."""
-    from agent.tools import ToolError, cap_output
+    from agent.saved_results import keep_large
+    from agent.tools import ToolError
     from agent.validate import check_arguments
 
     try:
@@ -66,7 +67,9 @@ async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *, session:
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True)
     result = out if isinstance(out, ToolResult) else ToolResult(str(out))
-    result.output = cap_output(result.output)
+    result.output = keep_large(result.output, state_dir=config.state_dir,
+                               session_id=getattr(session, "id", None) or "test",
+                               call_id="call_test")
     return result
 
 

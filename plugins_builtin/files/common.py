@@ -11,6 +11,7 @@ from typing import Any
 
 from agent import AtomicWriteError, ToolContext, ToolError, atomic_write
 from agent.paths import jail, jail_entry
+from agent.saved_results import resolve_saved
 
 #: A NUL byte within this many leading bytes makes a file binary.
 BINARY_PROBE = 8192
@@ -22,6 +23,19 @@ READ_LIMIT = 2000
 def resolve(ctx: ToolContext, path: str) -> Path:
     """``path`` inside the workspace (the real path), or ``Path escapes workspace``."""
     return jail(ctx.workspace, path)
+
+
+def resolve_readable(ctx: ToolContext, path: str) -> Path:
+    """Like :func:`resolve`, for the read tools: also the path of a large tool result this
+    session saved (the one pointer outside the workspace they may follow; see
+    :mod:`agent.saved_results`).  Never used for writes."""
+    try:
+        return resolve(ctx, path)
+    except ToolError:
+        saved = resolve_saved(path, ctx.state_dir, ctx.session)
+        if saved is None:
+            raise
+        return saved
 
 
 def resolve_new_file(ctx: ToolContext, path: str) -> Path:

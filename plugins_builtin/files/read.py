@@ -8,7 +8,7 @@ from typing import Any
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.secrets import policy_for
 
-from .common import READ_LIMIT, arg, os_errors, read_window, resolve
+from .common import READ_LIMIT, arg, os_errors, read_window, resolve_readable
 
 MAX_MANY = 20
 
@@ -32,7 +32,7 @@ def refuse_secret(ctx: ToolContext, path: str) -> None:
 async def run_read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = args["path"]
     refuse_secret(ctx, path)
-    real = resolve(ctx, path)
+    real = resolve_readable(ctx, path)
     body, count = read_window(real, path, arg(args, "offset", 1), arg(args, "limit", READ_LIMIT))
     return ToolResult(body, summary=f"{count} lines")
 
@@ -63,7 +63,7 @@ def _read_one(ctx: ToolContext, item: dict[str, Any]) -> str:
     path = item.get("path")
     try:
         refuse_secret(ctx, path)
-        real = resolve(ctx, path)
+        real = resolve_readable(ctx, path)
         body, _ = read_window(real, path, arg(item, "offset", 1), arg(item, "limit", READ_LIMIT))
     except ToolError as exc:
         body = f"[unreadable: {exc}]"

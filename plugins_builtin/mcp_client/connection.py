@@ -232,7 +232,9 @@ class Connection:
     def _transport(self, errlog: Any) -> Any:
         server = self.server
         if server.kind == "local":
-            from mcp import StdioServerParameters, stdio_client
+            from mcp import StdioServerParameters
+
+            from .stdio import stdio_client  # linear-time reads (a 20 MB result arrives)
 
             cwd = None
             if server.cwd:
