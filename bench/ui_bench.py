@@ -276,6 +276,50 @@ def report_shapes(results: dict[str, dict[str, float]]) -> None:
               f"{r['cpu_per_1k'] / base:>5.2f}x   ({r['during_n']:.0f}+{r['after_n']:.0f} keys)")
 
 
+def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
+    """In-process, per shape: the CPU time (not wall time, so other load on the machine does
+    not count) of one frame while the answer streams: flushing the new text into chunks,
+    rendering the widget tree and turning it into terminal output.  ``step`` characters a
+    delta, a frame every ``every`` deltas (what the pty run streams per frame)."""
+    import asyncio
+    import io
+    import os as _os
+
+    import urwid
+
+    sys.path.insert(0, str(ROOT / "tests" / "ui"))
+    from ui_harness import make_app
+
+    from agent import events as ev
+    from agent.ui import palette
+
+    async def measure() -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        with open(_os.devnull, "w") as sink:
+            for name, text in shapes().items():
+                with tempfile.TemporaryDirectory() as tmp:
+                    app = make_app(Path(tmp), "http://127.0.0.1:9/v1")
+                    app.start()
+                    screen = urwid.display.raw.Screen(input=io.StringIO(), output=sink)
+                    screen.register_palette(palette.palette(256))
+                    screen.set_terminal_properties(colors=256)
+                    screen._started = True
+                    size, costs, canvas = (100, 30), [], None
+                    for n, at in enumerate(range(0, len(text), step)):
+                        app.view.on_event(ev.TextEvent(text[at:at + step]))
+                        if n % every == 0:
+                            t = time.process_time()
+                            app.before_draw()
+                            canvas = app.root.render(size, focus=True)
+                            screen.draw_screen(size, canvas)
+                            costs.append((time.process_time() - t) * 1000)
+                    out[name] = {"p50": percentile(costs, 0.5), "p95": percentile(costs, 0.95),
+                                 "max": max(costs), "frames": len(costs)}
+        return out
+
+    return asyncio.run(measure())
+
+
 def long_transcript(lines: int = 10_000, keys: int = 200) -> dict[str, float]:
     """In-process: a keystroke (key + frame) with an empty and with a long transcript."""
     import asyncio
@@ -343,6 +387,12 @@ def main() -> int:
     finally:
         fake.stop()
     report_shapes(results)
+    frames = frame_costs()
+    print("CPU of one frame while each shape streams, in process (flush + render + terminal "
+          "output; other load on the machine does not count): p50 / p95 / max ms")
+    for name, f in frames.items():
+        print(f"  {name:<18} {f['p50']:>5.2f} / {f['p95']:>5.2f} / {f['max']:>6.2f}  "
+              f"({f['frames']:.0f} frames)")
     if args.shapes_only:
         return 0
     long = long_transcript()

@@ -88,11 +88,11 @@ def context_line(app: Any, session: Any) -> str | None:
     if tokens is None:
         return None
     text = (f"context: ~{int(tokens):,} tokens in the last request (system prompt, tools "
-            "and history)")
+            "and history")
     if threshold:
-        text += (f" ({int(tokens) * 100 // int(threshold)} % of the {int(threshold):,}-token "
-                 "compaction threshold)")
-    return text
+        text += (f"; {int(tokens) * 100 // int(threshold)} % of the {int(threshold):,}-token "
+                 "compaction threshold")
+    return text + ")"
 
 
 def cmd_cost(app: Any, args: str) -> str | None:

@@ -98,6 +98,7 @@ class App:
         self.inline = False      # inline mode: final blocks go to the terminal's scrollback
         self.folds_open = False  # ctrl-o: reasoning and applied diffs shown in full
         self.header_entry: Any = None  # the startup header's transcript entry
+        self.term_rows = 0  # the terminal's height in inline mode (0: the screen is ours)
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
         self._approval_lock = asyncio.Lock()
@@ -166,7 +167,8 @@ class App:
     def max_panel_rows(self) -> int:
         """Rows a panel's scrolling body may take: what is left of the screen after the
         prompt, the status bar, the panel's own frame and lines, and a few transcript rows."""
-        return max(4, self.size[1] - 13)
+        rows = self.term_rows or self.size[1]  # inline mode draws a region, not the screen
+        return max(4, rows - 13)
 
     # ---- panels ----------------------------------------------------------------------------
 

@@ -58,11 +58,17 @@ class Inline:
         done = list(walker[:n])
         if n:
             del walker[:n]
+        for entry in done:
+            # Printed blocks cannot be expanded later (ctrl o): print them in full.
+            if entry.block.data.get("foldable") and not entry.block.data.get("expanded"):
+                entry.block.data["expanded"] = True
+                self.app.transcript.update(entry)
         return done
 
     def prepare(self) -> None:
         """Call right before urwid draws a frame."""
         cols, rows = self._term_size()
+        self.app.term_rows = rows
         resized = cols != self.cols
         self.cols = cols
         lines = printout.entry_lines(self.take_final(), cols, self.escape)

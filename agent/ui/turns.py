@@ -8,6 +8,7 @@ so a thousand deltas between two frames cost one render of one chunk.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from agent.ui.widgets.transcript import Entry
 
 
+#: every this many finished chunks the collector stops tracking what exists (gc.freeze)
+FREEZE_EVERY = 100
+
+
 class TurnView:
     """Presents the events of the running turn."""
 
@@ -29,6 +34,7 @@ class TurnView:
         self._dirty = False
         self._chunker = pieces.Chunker()
         self._current: Entry | None = None   # the growing chunk's entry
+        self.finished = 0                    # chunks finished (see FREEZE_EVERY)
         self.tools: dict[str, Entry] = {}
         self.commands: dict[str, str] = {}  # call id -> bash command, for ctrl-c notices
         #: call id -> (the diff the call would make, the hunks the user rejected)
@@ -61,6 +67,12 @@ class TurnView:
             self._grow(tail)
 
     def _finish(self, chunk: pieces.Chunk) -> None:
+        self.finished += 1
+        if self.finished % FREEZE_EVERY == 0:
+            # Finished chunks live as long as the transcript: move them out of the
+            # collector's reach, or each full collection walks thousands of widgets and
+            # stalls a frame (~70 ms in a 2,000-item list; 15 ms with this).
+            gc.freeze()
         if self._current is not None:
             block = self._current.block
             block.text, block.data, block.final = chunk.source, chunk.data(), True

@@ -182,8 +182,9 @@ async def test_status_bar_and_cost_panel_split_the_session_and_its_subagents(
     assert "total: 4,000 in / 400 out tokens, 3 requests - $0.0090" in body
     assert "cap: $0.0090 of $5.00 (0 %)" in body
     assert "model: gpt-5" in body
-    assert (f"context: ~{pruned['estimate']:,} tokens ({pct} % of the "
-            f"{pruned['threshold']:,}-token compaction threshold)") in body
+    assert (f"context: ~{pruned['estimate']:,} tokens in the last request (system prompt, "
+            f"tools and history; {pct} % of the {pruned['threshold']:,}-token compaction "
+            "threshold)") in " ".join(body)  # a long line: it wraps in the panel
     assert "agent: deep  thinking: max" in body
 
 

@@ -79,4 +79,4 @@ async def test_one_context_figure_in_the_turn_line_the_status_bar_and_cost(
     await type_text(app, "/cost", enter=True)
     rows = await wait_for(app, "context: ~")
     assert f"context: ~{figure:,} tokens in the last request (system prompt, tools and " \
-           "history)" in rows
+           "history; " in rows

@@ -43,7 +43,7 @@ async def test_an_approval_for_network_says_so(tmp_path, fake_provider):
     app.start()
     await type_text(app, "go", enter=True)
     rows = await wait_for(app, "with network access")
-    assert "allow bash?" in rows and "echo hi > ran.txt" in rows
+    assert "Run `echo hi > ran.txt` with network access?" in rows
     await press(app, "n")
     await idle(app)
     assert not (tmp_path / "ws" / "ran.txt").exists()  # denied: it never ran
