@@ -165,13 +165,19 @@ def chmod_rule(cmd: SimpleCommand) -> str | None:
     if cmd.name != "chmod":
         return None
     # A mode such as -w or -x looks like an option; chmod reads it as a mode.
-    args = tuple(a for a in cmd.args if not re.fullmatch(r"-[rwxXst]+", a))
+    dash_modes = [a for a in cmd.args if a.startswith("-") and not a.startswith("--")
+                  and all(_SYMBOLIC.match(c) for c in a.split(","))
+                  and not re.fullmatch(r"-[cfvR]+", a)]
+    args = tuple(a for a in cmd.args if a not in dash_modes)
     parsed = _read(_CHMOD, cmd, args)
     if parsed.values("reference"):
         raise Unsure("chmod --reference copies a mode that is only known when it runs")
-    if not parsed.operands:
+    if dash_modes:  # chmod -w f, chmod -x,o+w f: a mode that starts with "-"
+        mode = dash_modes[0]
+    elif not parsed.operands:
         return None
-    mode = parsed.operands[0]
+    else:
+        mode = parsed.operands[0]
     if "$" in mode or "`" in mode:
         raise Unsure("chmod with a mode only known when it runs")
     verdict = world_writable(mode)

@@ -289,6 +289,8 @@ RMRF = [
     "rm -rf victimdir 2>/dev/null || true",
 ]
 CHMOD = [
+    "chmod -R -x,o+w victim.txt",
+    "chmod -x,a+w victim.txt",
     "chmod 777 victim.txt",
     "chmod 0777 victim.txt",
     "chmod 00777 victim.txt",
