@@ -56,8 +56,8 @@ def agent_configure(config):
 
 KEY_HELP = (
     ("enter", "submit"), ("meta enter", "newline"), ("esc", "cancel"), ("ctrl c", "interrupt"),
-    ("ctrl r", "toggle-reasoning"), ("page up", "scroll-up"), ("tab", "complete"),
-    ("up", "history-prev"),
+    ("ctrl r", "toggle-reasoning"), ("ctrl o", "toggle-folds"), ("page up", "scroll-up"),
+    ("ctrl end", "scroll-bottom"), ("tab", "complete"), ("up", "history-prev"),
 )
 
 

@@ -250,6 +250,7 @@ async def test_at_80x24_the_dialog_fits_with_panels_folded_and_every_hunk_reacha
     app.start()
     await type_text(app, "edit", enter=True)
     rows = await wait_for(app, "Edit a.txt: 3 edits (+3 \u22123)?")
+    assert "asks because it changes a.txt (the default policy)" in rows
     lines = rows.splitlines()
     assert len(lines) == 24
     assert "task 7" not in rows and "folded while the dialog is open" in rows

@@ -20,6 +20,28 @@ from agent.ui.diffing import DiffSet
 from agent.ui.widgets.panels import FitBox, Modal, boxed
 
 
+def _few(items: tuple[str, ...]) -> str:
+    shown = ", ".join(items[:3])
+    return shown + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+
+
+def effects_reason(effects: Any) -> str:
+    """Why the default policy asks, from what the call would touch."""
+    parts = []
+    changed = tuple(getattr(effects, "writes", ())) + tuple(getattr(effects, "deletes", ()))
+    if changed:
+        parts.append(f"it changes {_few(changed)}")
+    if getattr(effects, "command", None):
+        parts.append("it runs a shell command")
+    if getattr(effects, "urls", ()):
+        parts.append(f"it reaches {_few(tuple(effects.urls))}")
+    if getattr(effects, "opaque", False) and not parts:
+        parts.append("what it does cannot be known before it runs")
+    if not parts:
+        return ""
+    return "asks because " + " and ".join(parts) + " (the default policy)"
+
+
 class ApprovalDialog(Modal):
     context = "approval"
 
@@ -62,7 +84,10 @@ class ApprovalDialog(Modal):
         out: list[Any] = []
         if r.origin not in ("", "model"):
             out.append(("approval-title", self.question + "\n"))
-        out.append(("approval", r.reason or "this call needs your approval"))
+        reason = r.reason or "this call needs your approval"
+        if r.rule == "default":  # the default policy's reason is generic: say it from effects
+            reason = effects_reason(r.effects) or reason
+        out.append(("approval", reason))
         if r.network:
             out.append(("approval", "\nwith network access (the sandbox blocks it otherwise)"))
         if r.repeating:
