@@ -3,7 +3,8 @@ the client's roots, elicits an answer, reports progress, and publishes tool anno
 
 Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enum), ``slow``
 (three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint),
-``make_report`` (returns a resource link); two ``memo://`` resources; a ``review`` prompt.
+``make_report`` (returns a resource link); two ``memo://`` resources; a ``review`` prompt;
+``summarise`` (asks the client's model through sampling).
 Run: ``python mcp_features_server.py`` (stdio).
 """
 
@@ -25,6 +26,8 @@ TOOLS = [
     types.Tool(name="wipe", description="Deletes everything.", input_schema=EMPTY,
                annotations=types.ToolAnnotations(destructive_hint=True)),
     types.Tool(name="make_report", description="Writes a report, returns a link to it.",
+               input_schema=EMPTY),
+    types.Tool(name="summarise", description="Asks the client's model for a summary.",
                input_schema=EMPTY),
 ]
 
@@ -73,6 +76,15 @@ async def call_tool(ctx, params):
                 await ctx.session.send_progress_notification(
                     token, step, 3, f"step {step}", related_request_id=ctx.request_id)
         return text("slow done")
+    if params.name == "summarise":
+        try:
+            answer = await ctx.session.create_message(
+                [types.SamplingMessage(role="user", content=types.TextContent(
+                    type="text", text="Summarise: tea, milk, sugar."))],
+                max_tokens=50, system_prompt="Be brief.", related_request_id=ctx.request_id)
+        except Exception as exc:  # the client declined or failed: say so
+            return text(json.dumps({"error": str(exc)}))
+        return text(json.dumps({"model": answer.model, "text": answer.content.text}))
     if params.name == "make_report":
         return types.CallToolResult(content=[
             types.TextContent(type="text", text="report written"),

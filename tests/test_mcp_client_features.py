@@ -20,11 +20,11 @@ from plugins_builtin.mcp_client import state
 SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
 
 
-def boot(tmp_path: Path, **file_data):
+def boot(tmp_path: Path, builtins=("mcp",), **file_data):
     ws = tmp_path / "ws"
     ws.mkdir(parents=True, exist_ok=True)
     servers = {"feat": {"command": sys.executable, "args": [SERVER]}}
-    return make_boot(ws, tmp_path / "home", builtins=["mcp"],
+    return make_boot(ws, tmp_path / "home", builtins=list(builtins),
                      file_data={"mcp_servers": servers, **file_data})
 
 
@@ -165,3 +165,60 @@ async def test_prompts_become_slash_commands_that_send_the_filled_prompt(feat, t
         assert errors == ["/mcp__feat__review: missing argument: file"]
     finally:
         hooks.unconfigure(again)
+
+
+async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_path,
+                                                                         fake_provider):
+    from agent.testing import collect, make_session
+
+    config, hooks = boot(tmp_path, builtins=("mcp", "openai"))
+    try:
+        hooks.tools(config)
+        state(config).manager.wait(60)
+        asked = []
+
+        async def approver(request):
+            asked.append(request)
+            return "yes"
+
+        session = make_session(config, hooks, base_url=fake_provider.openai_url,
+                               approver=approver)
+        fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="s1"),
+                             Reply.text("Groceries for tea."),  # the server's sampling request
+                             Reply.text("done"))
+        await collect(session, "summarise it")
+        sampling = fake_provider.requests[1].body
+        assert sampling["messages"][0] == {"role": "system", "content": "Be brief."}
+        assert sampling["messages"][-1]["content"] == "Summarise: tea, milk, sugar."
+        assert "tools" not in sampling or not sampling["tools"]
+        tool_message = fake_provider.requests[2].body["messages"][-1]
+        assert json.loads(tool_message["content"])["text"] == "Groceries for tea."
+        reasons = [a.reason for a in asked]
+        assert any("the MCP server feat asks the model" in r and "tea, milk" in r
+                   for r in reasons)
+        from agent import spend
+
+        # Booked like the session's own steps: three requests, the sampling one included.
+        assert spend.ledger(session).own.requests == 3 and len(fake_provider.requests) == 3
+    finally:
+        hooks.unconfigure(config)
+
+
+def test_headless_sampling_is_declined_and_no_model_call_is_made(tmp_path, fake_provider):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "mcp_startup_timeout = 120\n"
+        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n'
+        '[permission]\n"mcp__feat__summarise" = "allow"\n')
+    fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="c1"),
+                         Reply.text("ok"))
+    proc = run_agent(["-p", "summarise", "--json", "--provider", "openai",
+                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                     cwd=ws, OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    result = next(json.loads(line) for line in proc.stdout.splitlines()
+                  if json.loads(line)["type"] == "tool-result")
+    assert "declined" in json.loads(result["output"])["error"]
+    assert len(fake_provider.requests) == 2  # the turn's two steps, no sampling request

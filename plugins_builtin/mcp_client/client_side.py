@@ -1,10 +1,10 @@
-"""What agent answers when a server asks the client something: roots, elicitation.
+"""What agent answers when a server asks the client something: roots, elicitation, sampling.
 
 These callbacks run on the MCP thread's loop. A question for the user hops to the loop of the
 front end that made the tool call (the UI's ask panel) and its answer hops back; with nobody to
 ask (headless, or no call in progress) an elicitation is declined, so a server never waits on a
-question no one can see. Sampling is not offered (the capability is not advertised), so a
-server never asks for model calls.
+question no one can see. A request for a model call (sampling) runs on the calling session's
+loop too, with its approval and its provider (see :mod:`.sampling`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,20 @@ class FrontEnd:
 
     def __init__(self) -> None:
         self.asker: Asker | None = None
+        self.session: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def set(self, asker: Asker | None) -> None:
-        self.asker = asker
-        self.loop = asyncio.get_running_loop() if asker is not None else None
+    def set(self, asker: Asker | None, session: Any = None) -> None:
+        self.asker, self.session = asker, session
+        self.loop = (asyncio.get_running_loop()
+                     if asker is not None or session is not None else None)
+
+    async def on_front(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``make()`` on the front end's loop (where the session lives) and await it."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            raise RuntimeError("no session is running a call")
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), loop))
 
     async def ask(self, question: str, options: list[dict[str, str]]) -> Any:
         """The user's answer (None when dismissed or when nobody can answer)."""
@@ -103,6 +112,22 @@ def _typed(text: str, kind: Any) -> Any:
         except ValueError:
             return text
     return text
+
+
+def sampling_callback(front: FrontEnd, server: str) -> Callable[..., Awaitable[Any]]:
+    """``sampling/createMessage``: through the calling session's provider, with approval."""
+
+    async def create_message(context: Any, params: Any) -> Any:
+        from mcp_types import ErrorData
+
+        from .sampling import sample
+
+        session = front.session
+        if session is None:
+            return ErrorData(code=-1, message="sampling is only answered during a tool call")
+        return await front.on_front(lambda: sample(session, server, params))
+
+    return create_message
 
 
 def progress_text(progress: float, total: float | None, message: str | None) -> str:

@@ -26,6 +26,7 @@ from plugins_builtin.mcp_client.client_side import (
     elicitation_callback,
     progress_text,
     roots_callback,
+    sampling_callback,
 )
 from plugins_builtin.mcp_client.resources import (
     LIST_RESOURCES,
@@ -132,7 +133,7 @@ class Connection:
 
     async def _serve(self) -> None:
         from mcp import ClientSession
-        from mcp_types import Implementation
+        from mcp_types import Implementation, SamplingCapability
 
         from agent import __version__
 
@@ -147,6 +148,8 @@ class Connection:
                         message_handler=self._on_message,
                         list_roots_callback=roots_callback(self._workspace),
                         elicitation_callback=elicitation_callback(self.front, self.name),
+                        sampling_callback=sampling_callback(self.front, self.name),
+                        sampling_capabilities=SamplingCapability(),
                         ) as session:
                     init = await session.initialize()
                     info = getattr(init, "server_info", None)

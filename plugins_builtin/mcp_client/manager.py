@@ -198,7 +198,7 @@ class Manager:
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any], *,
                    on_progress: Callable[[str], None] | None = None,
-                   asker: Any = None) -> tuple[str, bool]:
+                   asker: Any = None, session: Any = None) -> tuple[str, bool]:
         """Call ``server``'s ``tool`` from the caller's loop; waits for a server still
         starting (up to its ``startup_timeout``) and restarts one that crashed.  Progress
         lines go to ``on_progress`` on the caller's loop; the server's questions go to
@@ -209,7 +209,7 @@ class Manager:
         self.start()
         assert self.loop is not None
         caller = asyncio.get_running_loop()
-        self.front.set(asker)
+        self.front.set(asker, session)
         forward = None
         if on_progress is not None:
             def forward(text: str) -> None:

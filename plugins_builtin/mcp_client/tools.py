@@ -123,7 +123,8 @@ class ToolFactory:
                 else:
                     text, is_error = await manager.call(
                         server, raw_name, args, on_progress=ctx.emit_output,
-                        asker=getattr(runtime, "asker", None))
+                        asker=getattr(runtime, "asker", None),
+                        session=getattr(ctx, "session", None))
             except CallFailed as exc:
                 raise ToolError(str(exc)) from None
             return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
