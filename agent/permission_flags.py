@@ -122,6 +122,7 @@ class FlagRules:
             return verdict
         flagged = rules_for(tool_name, self.table("allow"))
         if flagged is not None:
+            # judge() allows a path only by where it really leads (symlinks resolved).
             items = subjects or (None,)
             hits = [(s, judge(flagged, (s,), tool_name, unmatched=False)) for s in items]
             rest = tuple(s for s, hit in hits if _decision(hit) != "allow")

@@ -81,6 +81,13 @@ def rules_for(tool_name: str, table: dict[str, Rules]) -> Rules | None:
     return None
 
 
+class Spellings(tuple):  # type: ignore[type-arg]
+    """The spellings of one path (:func:`path_spellings`); ``resolved`` is where it really
+    leads, which alone can make an allow rule apply."""
+
+    resolved: str | None = None
+
+
 #: A subject: one string, or the spellings of one path (see :func:`path_spellings`).
 Subject = str | tuple[str, ...]
 
@@ -119,7 +126,9 @@ def path_spellings(path: str, workspace: Path | str | None = None) -> tuple[str,
             resolved = real[len(root_real.rstrip("/")) + 1:]
         elif real:
             resolved = real
-    return tuple(dict.fromkeys((relative, folded, resolved)))
+    out = Spellings(dict.fromkeys((relative, folded, resolved)))
+    out.resolved = resolved if workspace is not None else None
+    return out
 
 
 def _last_hit(rules: Rules, subject: str | None) -> tuple[str, str] | None:
@@ -135,7 +144,8 @@ def judge(rules: Rules, subjects: tuple[Subject, ...], tool_name: str, *,
     """Apply ``rules`` to every subject; the most restrictive per-subject result wins.
 
     A path subject comes as its spellings: a deny matching any spelling denies; otherwise
-    the first spelling a rule matches decides.  A subject no rule matches is asked about, or
+    the first spelling a rule matches decides, except that an allow must also hold where
+    the path really leads (symlinks resolved).  A subject no rule matches is asked about, or
     skipped when ``unmatched`` is False (project rules, which only ever add restrictions).
     """
     verdicts: list[Verdict] = []
@@ -147,6 +157,11 @@ def judge(rules: Rules, subjects: tuple[Subject, ...], tool_name: str, *,
             first = _last_hit(rules, subject)
             hits = [h for h in hits if h[1] == "deny"] + ([first] if first else [])
         hit = next((h for h in hits if h[1] == "deny"), hits[0] if hits else None)
+        real = getattr(item, "resolved", None)
+        if hit is not None and hit[1] == "allow" and real is not None:
+            # An allow holds only where the path really leads (symlinks resolved):
+            # src/link/x with src/link -> ../ci is judged as ci/x.
+            hit = _last_hit(rules, real)
         if hit is None:
             if not unmatched:
                 continue

@@ -303,3 +303,31 @@ async def test_the_ui_header_says_what_the_flags_add(tmp_path, fake_provider):
                 "--deny web_fetch") in lines
     finally:
         app.hooks.unconfigure(app.config)
+
+
+def test_allow_follows_symlinks_to_where_a_path_really_leads(dirs, fake_provider):
+    home, ws = dirs
+    (ws / "src").mkdir()
+    (ws / "ci").mkdir()
+    (ws / "src" / "link").symlink_to(ws / "ci")
+    proc = agent(fake_provider, home, ws, "--allow", "write_file:src/*",
+                 calls=[write("src/link/deploy.yml"), write("src/ok.py")])
+    assert outcome(proc) == {"c0": "denied:headless", "c1": "ran"}
+    assert os.listdir(ws / "ci") == [] and (ws / "src" / "ok.py").exists()
+
+
+async def test_a_config_allow_holds_only_where_a_path_really_leads(tmp_path):
+    from agent.testing import gate_decision, make_boot
+
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "ci").mkdir()
+    (ws / "src" / "link").symlink_to(ws / "ci")
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["files"],
+                              file_data={"permission": {"write_file": {"src/*": "allow"}}})
+    tool = hooks.tools(config)["write_file"]
+    for path, allowed in (("src/link/deploy.yml", False), ("src/ok.py", True),
+                          (str(ws / "src" / "abs.py"), True), ("./src/../src/dot.py", True),
+                          ("ci/x.yml", False)):
+        decision = await gate_decision(config, hooks, tool, {"path": path, "content": "x"})
+        assert decision.allowed is allowed, (path, decision)
