@@ -279,7 +279,8 @@ WRITE_RULES_TOOL = "write_file"
 
 def command_writes_verdict(effects: Effects, user_rules: dict[str, Rules],
                            project_rules: dict[str, Rules] | None,
-                           workspace: Path | str | None) -> Verdict | None:
+                           workspace: Path | str | None,
+                           flags: FlagRules | None = None) -> Verdict | None:
     """The files a command writes, judged by the rules of the write tools (``write_file``),
     so ``echo x > src/generated/a`` meets the same path rules as writing that file would.
     None when it writes nothing; without a ``write_file`` rule a write is asked about."""
@@ -300,13 +301,20 @@ def command_writes_verdict(effects: Effects, user_rules: dict[str, Rules],
     else:
         verdicts.append(Verdict.ask(f"the command writes {', '.join(written[:3])}",
                                     "default"))
+    as_writes = Effects(writes=written)
+    if flags is not None and verdicts:  # --allow/--deny on write_file cover these writes too
+        verdicts[0] = flags.widen(WRITE_RULES_TOOL, as_writes, subjects, own, verdicts[0],
+                                  workspace)
     project = rules_for(WRITE_RULES_TOOL, project_rules or {})
     tightened = judge(project, subjects, WRITE_RULES_TOOL, unmatched=False) if project else None
     if tightened is not None and tightened.decision != "allow":
         verdicts.append(Verdict(tightened.decision, "the command writes a file: "
                                 + tightened.reason.replace("permission rule", "project rule"),
                                 "project " + tightened.source))
-    return strongest(verdicts)
+    verdict = strongest(verdicts)
+    if flags is not None and verdict is not None:
+        verdict = flags.tighten(WRITE_RULES_TOOL, as_writes, subjects, verdict)
+    return verdict
 
 
 def read_only_command(effects: Effects, workspace: Path | str | None) -> Verdict:
@@ -351,7 +359,7 @@ def decide(tool_name: str, effects: Effects, user_rules: dict[str, Rules],
     if flags is not None:
         verdict = flags.widen(tool_name, effects, subjects, own, verdict, workspace)
     if effects.command is not None and verdict.decision != "deny":
-        writes = command_writes_verdict(effects, user_rules, project_rules, workspace)
+        writes = command_writes_verdict(effects, user_rules, project_rules, workspace, flags)
         if writes is not None and verdict.decision == "allow" or (
                 writes is not None and writes.decision == "deny"):
             verdict = strongest([verdict, writes]) or verdict

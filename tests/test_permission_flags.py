@@ -75,7 +75,8 @@ def test_without_flags_the_same_write_never_reaches_disk(dirs, fake_provider):
 
 def test_allow_a_command_pattern_allows_only_what_it_matches(dirs, fake_provider):
     home, ws = dirs
-    proc = agent(fake_provider, home, ws, "--allow", "bash:touch ok*",
+    # touch writes its file, so the write needs allowing too (write_file rules judge it)
+    proc = agent(fake_provider, home, ws, "--allow", "bash:touch ok*", "--allow", "write_file",
                  calls=[bash("touch ok.txt"), bash("touch bad.txt"),
                         bash("touch ok2.txt && touch bad2.txt"),
                         bash("touch ok3.txt; touch bad3.txt")])
@@ -88,7 +89,8 @@ def test_allow_rules_repeat_and_each_part_of_a_compound_command_may_match_anothe
         dirs, fake_provider):
     home, ws = dirs
     proc = agent(fake_provider, home, ws, "--allow", "bash:touch a*", "--allow",
-                 "bash:touch b*", calls=[bash("touch a1 && touch b1"), bash("touch c1")])
+                 "bash:touch b*", "--allow", "write_file",
+                 calls=[bash("touch a1 && touch b1"), bash("touch c1")])
     assert outcome(proc) == {"c0": "ran", "c1": "denied:headless"}
     assert sorted(os.listdir(ws)) == ["a1", "b1"]
 
@@ -134,15 +136,13 @@ def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provi
     assert "TOKEN=1" not in json.dumps(fake_provider.requests[1].body)
 
 
-def test_allow_never_allows_a_command_too_tangled_to_check(dirs, fake_provider):
+def test_allow_never_allows_a_command_that_cannot_be_resolved(dirs, fake_provider):
     home, ws = dirs
-    marker = ws.parent / "marker"
-    command = f"touch {marker}"
-    for _ in range(30):  # nested deeper than the analyser reads
-        command = f"echo $({command})"
+    marker = ws / "marker"
     proc = agent(fake_provider, home, ws, "--allow", "bash:*", "--disable", "guard",
-                 calls=[bash(command)])  # the rules alone, without the guard plugin
-    assert outcome(proc) == {"c0": "denied:headless"}
+                 calls=[bash(f"$(echo touch) {marker}"),  # the program is a substitution
+                        bash(f"python3 -c 'open(\"{marker}\", \"w\")'")])
+    assert outcome(proc) == {"c0": "denied:headless", "c1": "denied:headless"}
     assert not marker.exists()
 
 
@@ -160,6 +160,21 @@ def test_deny_holds_under_yolo_and_against_an_allow(dirs, fake_provider):
     told = [m["content"] for m in fake_provider.requests[1].body["messages"]
             if m["role"] == "tool"]
     assert "--deny 'write_file:secret/*'" in told[0]
+
+
+def test_flag_rules_on_write_file_judge_the_files_a_command_writes(dirs, fake_provider):
+    home, ws = dirs
+    (ws / "secret").mkdir()
+    proc = agent(fake_provider, home, ws, "--yolo", "--deny", "write_file:secret/*",
+                 calls=[bash("echo stolen > secret/k"), bash("echo fine > open.txt")])
+    assert outcome(proc) == {"c0": "denied:rule", "c1": "ran"}
+    assert os.listdir(ws / "secret") == [] and (ws / "open.txt").read_text() == "fine\n"
+    (ws / "notes").mkdir()
+    proc = agent(fake_provider, home, ws, "--allow", "bash:echo *", "--allow",
+                 "write_file:notes/*",
+                 calls=[bash("echo a > notes/a.txt"), bash("echo b > b.txt")])
+    assert outcome(proc) == {"c0": "ran", "c1": "denied:headless"}
+    assert not (ws / "b.txt").exists()
 
 
 def test_deny_a_command_part_inside_a_compound_command(dirs, fake_provider):
