@@ -250,8 +250,9 @@ def test_policy_explain_shows_parts_normal_forms_and_who_decided(tmp_path):
     home.mkdir()
     (home / "config.toml").write_text('[permission]\nbash = {"*" = "allow", "rm *" = "deny"}\n')
     command = "git status && sudo /bin/r'm' victim.txt | head > out.txt"
-    proc = run_agent(["policy", "explain", "bash", json.dumps({"command": command})],
-                     home=home, cwd=tmp_path)
+    proc = run_agent(
+        ["policy", "explain", "bash", json.dumps({"command": command})], home=home, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "part 1:   git status" in out
@@ -262,3 +263,41 @@ def test_policy_explain_shows_parts_normal_forms_and_who_decided(tmp_path):
     proc = run_agent(["policy", "explain", "bash", unresolved], home=home, cwd=tmp_path)
     assert "never allowed: unresolved" in proc.stdout
     assert "--yolo denies it (yolo_unresolved = deny)" in proc.stdout
+
+
+READ_ONLY_PAIRS = [
+    ("ls -la", "ls -la > marker"),
+    ("cat victim.txt", "cat victim.txt > marker"),
+    ("head -n 1 victim.txt | wc -c", "head -n 1 victim.txt | tee marker"),
+    ("grep -rn precious .", "grep -rn precious . > marker"),
+    ("rg precious", "rg --pre ./evil.sh precious"),
+    ("find . -name '*.txt'", "find . -name marker -newer x -o -fprint marker"),
+    ("git status --short", "git stash"),
+    ("git diff --stat", "git diff --output=marker"),
+    ("git log --oneline -3", "git -c core.pager=./evil.sh log"),
+    ("git branch -a", "git branch marker"),
+    ("stat victim.txt && file victim.txt", "stat victim.txt > marker"),
+    ("sort victim.txt | uniq -c", "sort -o marker victim.txt"),
+    ("sed -n '1p' victim.txt", "sed -i s/precious/x/ victim.txt"),
+    ("echo $HOME", "echo $HOME > marker"),
+    ("which git && pwd", "PATH=.:$PATH ls"),
+    ("tree -L 1 2>/dev/null || ls", "tree -o marker"),
+]
+
+
+@pytest.mark.parametrize(("reads", "writes"), READ_ONLY_PAIRS, ids=[p[0] for p in READ_ONLY_PAIRS])
+async def test_read_only_commands_run_without_a_prompt_and_their_writing_variants_never_do(
+    reads, writes, home_env, monkeypatch
+):
+    harness = Harness(home_env, "default", monkeypatch)
+    call = ToolCall("c1", "bash", {"command": reads})
+    gate = Gate(harness.hooks, harness.config, None)
+    decision = await gate.decide(call, harness.bash, harness.bash.effects(call.arguments), None)
+    assert decision.allowed and decision.by == "allow", decision
+    escaped, what = await harness.attempt(
+        Case(writes, "default", HEADLESS_MODE, "all", "rw"), "headless"
+    )
+    assert not escaped and what.startswith("headless"), what
+
+
+HEADLESS_MODE = ("headless",)
