@@ -22,7 +22,6 @@ it cannot be imported every command is incomplete, so nothing is allowed by a ru
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -30,6 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.shell_git import read_git
+from agent.shell_types import Script, SimpleCommand
+from agent.shell_unresolved import (
+    HAZARD_ARGUMENTS,
+    hazard_unresolved,
+    interpreter_reads_stdin,
+    shell_reads_file,
+)
+from agent.shell_words import decode_ansi_c, unescape_bare, unescape_double
 from agent.shell_wrappers import (
     INTERPRETERS,
     SHELLS,
@@ -61,86 +68,6 @@ PARSE_SECONDS_PER_BYTE = 10e-6
 _ASCII_ONLY = bytes(range(128)) + b"a" * 128
 _GLOB = re.compile(r"(?<!\\)[*?\[]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One simple command.
-
-    ``words`` are the words after quote removal (a substitution or variable stays as written,
-    e.g. ``$(date)``); ``argv`` is ``words`` without leading assignments and wrapper programs,
-    so ``argv[0]`` is what actually runs.  ``dynamic`` flags, per ``argv`` word, a value only
-    known when the command runs.  ``assignments`` are the ``NAME=value`` words before the
-    command and those a wrapper like ``env`` sets; ``wrappers`` the programs peeled off.
-    ``redirects`` are ``(operator, target)`` pairs (also those of an enclosing compound
-    command).  ``pipes`` places the command in every pipeline around it, outermost first, as
-    ``(pipeline id, stage)``.  ``substituted`` are the commands whose output becomes part of
-    this one's words.  ``unresolved`` says why what this command runs cannot be known
-    statically ("" when it can).
-    """
-
-    argv: tuple[str, ...]
-    words: tuple[str, ...] = ()
-    redirects: tuple[tuple[str, str], ...] = ()
-    pipes: tuple[tuple[int, int], ...] = ()
-    substituted: tuple[SimpleCommand, ...] = ()
-    dynamic: tuple[bool, ...] = ()
-    assignments: tuple[str, ...] = ()
-    wrappers: tuple[str, ...] = ()
-    unresolved: str = ""
-    stdin: str = ""  # "heredoc", "herestring", "file" or "" (a pipe shows in ``pipes``)
-    wrapper_writes: tuple[str, ...] = ()  # files a wrapper itself writes (``time -o f``)
-
-    @property
-    def name(self) -> str:
-        """The program's base name (``/usr/bin/rm`` → ``rm``), or ``""``."""
-        return os.path.basename(self.argv[0]) if self.argv else ""
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return self.argv[1:]
-
-    def is_dynamic(self, index: int) -> bool:
-        """True when ``argv[index]`` is only known at run time."""
-        return index < len(self.dynamic) and self.dynamic[index]
-
-    @property
-    def any_dynamic(self) -> bool:
-        return any(self.dynamic)
-
-    def feeds(self, other: SimpleCommand) -> bool:
-        """True when this command's output is piped (directly or not) into ``other``."""
-        theirs = dict(other.pipes)
-        return any(pid in theirs and stage < theirs[pid] for pid, stage in self.pipes)
-
-    @property
-    def piped_into(self) -> bool:
-        """True when something is piped into this command's standard input."""
-        return any(stage > 0 for _pid, stage in self.pipes)
-
-
-@dataclass
-class Script:
-    """The result of :func:`parse`: every simple command, in source order (substitutions
-    before the command that uses them); whether all of the text could be read
-    (``complete``); why parts of it cannot be known statically (``unresolved``); the bodies
-    of here-documents; and the names of the shell functions it defines."""
-
-    commands: list[SimpleCommand] = field(default_factory=list)
-    complete: bool = True
-    heredocs: list[str] = field(default_factory=list)
-    unresolved: list[str] = field(default_factory=list)
-    functions: set[str] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)  # why the script is incomplete
-
-    def incomplete(self, why: str) -> None:
-        self.complete = False
-        if why not in self.problems:
-            self.problems.append(why)
-
-    def note_unresolved(self, why: str) -> None:
-        if why not in self.unresolved:
-            self.unresolved.append(why)
 
 
 _PARSER: Any = None
@@ -186,84 +113,6 @@ def simple_commands(text: str) -> list[SimpleCommand]:
 def split_commands(text: str) -> list[list[str]]:
     """The ``argv`` of every simple command in ``text`` (empty ones left out)."""
     return [list(c.argv) for c in parse(text).commands if c.argv]
-
-
-# ---- words ------------------------------------------------------------------------------------
-
-_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                   "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-
-
-def _ansi_escape(text: str, i: int) -> tuple[str, int]:
-    """Decode the escape at ``text[i]`` (after the backslash): (char, characters used)."""
-    c = text[i]
-    if c in _SIMPLE_ESCAPES:
-        return _SIMPLE_ESCAPES[c], 1
-    if c == "x":
-        digits = re.match(r"[0-9a-fA-F]{1,2}", text[i + 1:i + 3])
-        if digits:
-            return chr(int(digits.group(), 16)), 1 + len(digits.group())
-    if c in "uU":
-        width = 4 if c == "u" else 8
-        digits = re.match(f"[0-9a-fA-F]{{1,{width}}}", text[i + 1:i + 1 + width])
-        if digits:
-            code = int(digits.group(), 16)
-            return (chr(code) if code <= 0x10FFFF else "?"), 1 + len(digits.group())
-    if c == "c" and i + 1 < len(text):
-        return chr(ord(text[i + 1]) & 0x1F), 2
-    digits = re.match(r"[0-7]{1,3}", text[i:i + 3])
-    if digits:
-        return chr(int(digits.group(), 8) & 0xFF), len(digits.group())
-    return "\\" + c, 1
-
-
-def decode_ansi_c(body: str) -> str:
-    """The value of ``$'body'``."""
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            char, used = _ansi_escape(body, i + 1)
-            out.append(char)
-            i += 1 + used
-        else:
-            out.append(body[i])
-            i += 1
-    return "".join(out)
-
-
-def _unescape_bare(text: str) -> str:
-    r"""Quote removal for an unquoted word: ``\x`` is ``x``, ``\<newline>`` is nothing."""
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
-def _unescape_double(text: str) -> str:
-    r"""Quote removal inside ``"..."``: only ``\$ \` \" \\ \<newline>`` are escapes."""
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
 
 
 _DYNAMIC_NODES = frozenset({"simple_expansion", "expansion", "command_substitution",
@@ -446,7 +295,7 @@ class _Walker:
         if node.type == "heredoc_content" or not node.named_children:
             body = _text(node)
             for match in re.finditer(r"`((?:\\.|[^`\\])*)`", body):
-                self.script_text(_unescape_double(match.group(1)), depth=where.depth + 1,
+                self.script_text(unescape_double(match.group(1)), depth=where.depth + 1,
                                  outer=where.outer, redirects=())
             return
         for child in node.named_children:
@@ -477,7 +326,7 @@ class _Walker:
         the command runs.  Substitutions inside it are walked (their commands run)."""
         kind = node.type
         if kind in ("word", "number"):
-            return _unescape_bare(_text(node)), False
+            return unescape_bare(_text(node)), False
         if kind == "raw_string":
             return _text(node)[1:-1], False
         if kind == "ansi_c_string":
@@ -487,7 +336,7 @@ class _Walker:
             dynamic = False
             for child in node.named_children:
                 if child.type == "string_content":
-                    parts.append(_unescape_double(_text(child)))
+                    parts.append(unescape_double(_text(child)))
                 elif child.type == "string":
                     value, dyn = self.word(child, where)
                     parts.append(value)
@@ -590,7 +439,7 @@ class _Walker:
             else:
                 self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
         elif name in SHELLS or name in ("source", "."):
-            operand = _shell_reads_file(simple.argv)
+            operand = shell_reads_file(simple.argv)
             if name in ("source", "."):
                 unresolved = f"{name} runs the commands in a file"
             elif operand is None:
@@ -608,7 +457,7 @@ class _Walker:
             code = code_argument(name, simple.argv)
             if code is not None:
                 unresolved = f"{name} is given code to run ({code[:60]!r})"
-            elif _interpreter_reads_stdin(simple.argv) and (
+            elif interpreter_reads_stdin(simple.argv) and (
                     built.stdin or simple.piped_into):
                 unresolved = f"{name} runs code from its standard input"
         elif name == "git":
@@ -726,60 +575,3 @@ def _first_error(root: Any, data: bytes) -> str:
                 break
         else:
             return "a syntax error"
-
-
-def _shell_reads_file(argv: tuple[str, ...]) -> int | None:
-    """``bash script.sh``: the index of the script file a shell is given, or None when it
-    reads its commands from stdin (no operand, or ``-s``)."""
-    i = 1
-    while i < len(argv):
-        word = argv[i]
-        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if word == "--":
-            return i + 1 if i + 1 < len(argv) else None
-        if word.startswith(("-", "+")) and len(word) > 1:
-            if word.startswith("-") and not word.startswith("--") and "s" in word[1:]:
-                return None
-            i += 1
-            continue
-        return i
-    return None
-
-
-#: Programs whose hazard depends on their options or subcommand: with a word only known at
-#: run time (``rm $F x``, ``chmod $M f``, ``git $(echo reset) --hard``) what they do cannot
-#: be judged, so the command is unresolved.
-HAZARD_ARGUMENTS = frozenset({"rm", "chmod", "chown", "chgrp", "dd", "mkfs", "shred", "git",
-                              "find", "truncate", "wipefs"})
-_GIT_HAZARDS = frozenset({"reset", "clean", "push", "branch", "checkout", "restore", "stash",
-                          "rebase", "filter-branch", "update-ref", "reflog", "gc", "prune",
-                          "worktree", "tag", "switch", "rm", "config"})
-
-
-def hazard_unresolved(cmd: SimpleCommand) -> str:
-    """Why a hazardous program with run-time words cannot be judged ("" when it can:
-    ``git commit -m "$(...)"`` only has a run-time message)."""
-    if cmd.name == "git":
-        call = read_git(cmd.argv, cmd.assignments)
-        words = list(cmd.argv)
-        sub_index = len(words) - len(call.args) - 1 if call.sub else len(words)
-        if any(cmd.dynamic[:sub_index + 1]):
-            return "git with a subcommand or option only known when it runs"
-        if call.sub in _GIT_HAZARDS:
-            return f"git {call.sub} with arguments only known when it runs"
-        return ""
-    if cmd.name == "find":
-        return ""  # find's run-time words are paths and patterns; -exec is judged apart
-    return f"{cmd.name} with arguments only known when it runs"
-
-
-def _interpreter_reads_stdin(argv: tuple[str, ...]) -> bool:
-    """``python``, ``python -``, ``node`` with no script operand read code from stdin."""
-    for word in argv[1:]:
-        if word == "-":
-            return True
-        if not word.startswith("-"):
-            return False
-    return True
