@@ -51,7 +51,56 @@ async def main() -> int:
         print()
         for line in misses:
             print(f"- {line}")
+    print()
+    await big_file_costs()
     return 0
+
+
+async def big_file_costs(size: int = 50_000, runs: int = 5) -> None:
+    """What exact, tolerant and missed edits cost on a big file, against the bare minimum
+    (read the bytes, find the text, write them back) measured in the same run."""
+    import random
+    import time
+
+    from files_support import boot_files
+
+    random.seed(7)
+    lines = [f"    value_{i} = compute({random.randint(0, 10**6)}, 'x{i}')" for i in range(size)]
+    text = "\n".join(lines) + "\n"
+    env = boot_files(Path(tempfile.mkdtemp(prefix="edit-compat-big-")))
+    path = env.workspace / "big.py"
+    target = lines[size * 3 // 4]
+    calls = {
+        "exact hit": {"oldString": target, "newString": target + "  # x"},
+        "tolerant hit (indentation)": {"oldString": target.strip() + "\n",
+                                       "newString": target.strip() + "  # x\n"},
+        "miss, with the hint": {"oldString": target.replace("compute", "computed"),
+                                "newString": "x"},
+    }
+
+    async def best(fn) -> float:
+        times = []
+        for _ in range(runs):
+            path.write_text(text)
+            start = time.perf_counter()
+            result = fn()
+            if asyncio.iscoroutine(result):
+                await result
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    def baseline() -> None:
+        data = path.read_bytes()
+        data.count(target.encode())
+        path.write_bytes(data.replace(target.encode(), (target + "  # x").encode(), 1))
+
+    base = await best(baseline)
+    print(f"| edit_file on a {size:,}-line file | ours | baseline (read, count, write) | "
+          "ratio |")
+    print("|---|---|---|---|")
+    for name, call in calls.items():
+        ours = await best(lambda call=call: env.call("edit_file", {"path": "big.py", **call}))
+        print(f"| {name} | {ours * 1000:.0f} ms | {base * 1000:.0f} ms | {ours / base:.1f}x |")
 
 
 if __name__ == "__main__":

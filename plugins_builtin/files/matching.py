@@ -46,7 +46,8 @@ def _strip(line: str) -> str:
 
 
 def _punct(line: str) -> str:
-    return line.translate(PUNCT).strip()
+    # translate() looks every character up; ASCII lines (nearly all) have nothing to map.
+    return (line if line.isascii() else line.translate(PUNCT)).strip()
 
 
 #: The tolerance passes, in order: (name, how a line is compared).
@@ -62,13 +63,12 @@ def find_lines(lines: list[str], pattern: list[str], start: int,
     through ``same`` (exactly when None)."""
     if not pattern or len(pattern) > len(lines):
         return []
-    key = same or (lambda s: s)
-    want = [key(p) for p in pattern]
-    first = want[0]
+    keyed = lines if same is None else [same(line) for line in lines]
+    want = pattern if same is None else [same(p) for p in pattern]
+    first, size = want[0], len(want)
     hits = []
-    for i in range(start, len(lines) - len(pattern) + 1):
-        if key(lines[i]) == first and all(key(lines[i + k]) == want[k]
-                                          for k in range(1, len(pattern))):
+    for i in range(start, len(keyed) - size + 1):
+        if keyed[i] == first and keyed[i:i + size] == want:
             hits.append(i)
     return hits
 
@@ -256,11 +256,11 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
 
 # ---- near misses --------------------------------------------------------------------------
 
-_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\w{3,}")
 
 
 def _loose(line: str) -> str:
-    return _SPACES.sub(" ", line.translate(PUNCT)).strip()
+    return " ".join((line if line.isascii() else line.translate(PUNCT)).split())
 
 
 def _describe_indent(lead: str) -> str:
@@ -343,15 +343,21 @@ def _closest(lines: list[str], body: list[str], start: int) -> tuple[int, int] |
         return best[0], best[1]
     # Nothing agrees even loosely: the line most like the model's longest one.
     probe = max(body, key=lambda s: len(s.strip()))
-    if not probe.strip() or len(lines) > 50_000:
+    if not probe.strip():
         return None
-    window = lines[start:]
-    close = difflib.get_close_matches(probe.strip(), [s.strip() for s in window], n=1,
+    # Only the lines sharing the most words with it are compared (difflib over every line of
+    # a big file takes seconds).
+    words = sorted(set(_WORD.findall(probe)), key=len, reverse=True)[:8]
+    shared = [(sum(word in lines[i] for word in words), i)
+              for i in range(start, len(lines))] if words else []
+    most = max((count for count, _ in shared), default=0)
+    candidates = [(i, lines[i].strip()) for count, i in shared if count == most and most][:200]
+    close = difflib.get_close_matches(probe.strip(), [c for _, c in candidates], n=1,
                                       cutoff=0.6)
     if not close:
         return None
     k = body.index(probe)
-    hit = next(i for i, s in enumerate(window) if s.strip() == close[0]) + start
+    hit = next(i for i, c in candidates if c == close[0])
     return max(start, hit - k), 0
 
 

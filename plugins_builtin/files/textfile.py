@@ -17,7 +17,6 @@ message, the second looks binary (it is full of NUL bytes) and is refused as suc
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 
 from agent import ToolError
@@ -36,7 +35,6 @@ _BOMS = (
 )
 
 EOL_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
-_ENDINGS = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -68,11 +66,10 @@ class Layout:
 
 
 def line_end_counts(text: str) -> dict[str, int]:
-    """How many line breaks of each kind ``text`` holds."""
-    counts = {"\n": 0, "\r\n": 0, "\r": 0}
-    for match in _ENDINGS.finditer(text):
-        counts[match.group()] += 1
-    return counts
+    """How many line breaks of each kind ``text`` holds (a CR that starts a CRLF is not a
+    lone CR)."""
+    crlf = text.count("\r\n")
+    return {"\n": text.count("\n") - crlf, "\r\n": crlf, "\r": text.count("\r") - crlf}
 
 
 def convention(text: str) -> tuple[str | None, bool]:
@@ -166,11 +163,10 @@ class LineEndView:
         self.text = to_lf(raw, self.cr)
         # Positions (in self.text) of the "\n" that stand for a two-character "\r\n".
         self._wide: list[int] = []
-        shift = 0
-        for match in _ENDINGS.finditer(raw):
-            if match.group() == "\r\n":
-                self._wide.append(match.start() - shift)
-                shift += 1
+        at = raw.find("\r\n")
+        while at != -1:
+            self._wide.append(at - len(self._wide))
+            at = raw.find("\r\n", at + 2)
 
     def raw_offset(self, offset: int) -> int:
         """The raw offset of ``offset`` in :attr:`text`."""
