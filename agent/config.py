@@ -41,9 +41,18 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("max_retries", type="int", default=3, help="retries of a failed model request",
            minimum=0),
     Option("retry_after_cap", type="float", default=60.0,
-           help="longest retry-after wait obeyed, in seconds", minimum=0),
-    Option("request_timeout", type="float", default=600.0, help="seconds per model request",
-           minimum=0.1),
+           help="longest retry-after wait obeyed, in seconds; a server asking for more fails "
+                "at once", minimum=0),
+    Option("request_timeout", type="float", default=600.0,
+           help="seconds the HTTP layer waits to connect or for any bytes (per socket "
+                "operation)", minimum=0.1),
+    Option("stream_idle_timeout", type="float", default=60.0,
+           help="seconds a model stream may go without content (keep-alives and pings do not "
+                "count) before it is cut; a stall before any output is retried",
+           env="AGENT_STREAM_IDLE_TIMEOUT", minimum=0.1),
+    Option("request_deadline", type="float", default=1800.0,
+           help="seconds one model request may take in all, retries and their waits included",
+           env="AGENT_REQUEST_DEADLINE", minimum=0.1),
     Option("yolo", type="bool", default=False,
            help="approve every 'ask' (deny rules and guards still apply)", flag="--yolo"),
     Option("sandbox", default="workspace-write",

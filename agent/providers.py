@@ -27,6 +27,10 @@ class ProviderSettings:
     max_retries: int = 3
     timeout: float = 600.0
     retry_after_cap: float = 60.0
+    #: Longest wait for content (keep-alives and pings do not count); see agent.streaming.
+    stream_idle_timeout: float = 60.0
+    #: Longest one model request may take in all, retries included.
+    request_deadline: float = 1800.0
     options: dict[str, Any] = field(default_factory=dict)  # provider-specific config keys
 
 
@@ -109,8 +113,9 @@ class ProviderError(Exception):
     """A failed model request, normalised across SDKs.
 
     ``status`` is the HTTP status when there was one; ``retryable`` says whether waiting and
-    trying again could help (after the SDK's own retries were spent); ``output_started`` is
-    set when the failure came after some output was already streamed.
+    trying again could help (after the provider's own retries were spent); ``output_started``
+    is set when the failure came after some output was already streamed; ``retry_after`` is
+    the delay in seconds the server asked for before a retry, when it named one.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class ProviderError(Exception):
         retryable: bool = False,
         kind: str = "error",
         output_started: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -128,6 +134,7 @@ class ProviderError(Exception):
         self.retryable = retryable
         self.kind = kind
         self.output_started = output_started
+        self.retry_after = retry_after
 
 
 class BudgetExceeded(ProviderError):

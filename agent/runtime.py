@@ -141,6 +141,8 @@ def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
         max_retries=int(config.get("max_retries")),
         timeout=float(config.get("request_timeout")),
         retry_after_cap=float(config.get("retry_after_cap")),
+        stream_idle_timeout=float(config.get("stream_idle_timeout")),
+        request_deadline=float(config.get("request_deadline")),
         options={o.key: config.get(o.key) for o in config.options},
     )
 

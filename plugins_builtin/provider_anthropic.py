@@ -48,6 +48,15 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
+from agent.streaming import (
+    Deadlines,
+    StreamPolicy,
+    host_of,
+    malformed_failure,
+    status_failure,
+    transport_failure,
+    with_retries,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -222,16 +231,21 @@ def _error_parts(body: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def map_error(exc: BaseException, *, output_started: bool,
-              connected: bool = False) -> ProviderError:
-    """``anthropic``/``httpx2`` exceptions → :class:`ProviderError` with a clear message.
-    ``connected``: the response had begun (a broken stream, not a failed connection)."""
+def map_error(exc: BaseException, *, output_started: bool, connected: bool = False,
+              host: str = "api.anthropic.com") -> ProviderError:
+    """``anthropic``/``httpx2`` exceptions → :class:`ProviderError` with a clear message
+    naming the endpoint's ``host``.  ``connected``: the response had begun (a broken stream,
+    not a failed connection)."""
     import anthropic
     import httpx2
+
+    from agent.retry import MalformedStream
 
     if isinstance(exc, ProviderError):
         exc.output_started = exc.output_started or output_started
         return exc
+    if isinstance(exc, MalformedStream):
+        return malformed_failure(exc, host, output_started=output_started)
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         text, kind_name = _error_parts(exc.body)
@@ -239,35 +253,41 @@ def map_error(exc: BaseException, *, output_started: bool,
             # An ``event: error`` inside the stream (e.g. overloaded): no HTTP status.
             label = f"{text or 'error event'}" + (f" ({kind_name})" if kind_name else "")
             retryable = kind_name in (None, "overloaded_error", "api_error", "rate_limit_error")
-            return ProviderError(f"anthropic stream error: {label}", retryable=retryable,
+            return ProviderError(f"{host} stream error: {label}", retryable=retryable,
                                  kind="stream", output_started=output_started)
         text = text or exc.response.reason_phrase or "request failed"
-        retryable = status in (408, 409, 429) or status >= 500
         kind = {401: "auth", 403: "auth", 404: "not_found", 429: "rate_limit",
                 529: "overloaded"}.get(status, "server" if status >= 500 else "request")
-        return ProviderError(f"anthropic returned {status}: {text}", status=status,
-                             retryable=retryable, kind=kind, output_started=output_started)
-    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-        return ProviderError("anthropic timed out", retryable=True, kind="timeout",
-                             output_started=output_started)
+        return status_failure(host, status, text, exc.response.headers, kind=kind,
+                              output_started=output_started)
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) else exc
-        detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
-        text = (f"connection to anthropic failed: {detail}" if output_started or connected
-                else f"could not connect to anthropic: {detail}")
-        return ProviderError(text, retryable=True, kind="connection",
+        if isinstance(cause, MalformedStream):
+            return malformed_failure(cause, host, output_started=output_started)
+        if not isinstance(cause, httpx2.TransportError):
+            cause = cause if isinstance(cause, BaseException) else exc
+            if isinstance(exc, anthropic.APITimeoutError):
+                cause = httpx2.ReadTimeout(str(cause))
+        return transport_failure(cause, host, connected=connected,
+                                 output_started=output_started)
+    if isinstance(exc, ValueError):  # malformed JSON the SDK could not parse
+        return ProviderError(f"{host} sent a malformed stream: {exc}", kind="protocol",
                              output_started=output_started)
-    if isinstance(exc, ValueError):  # malformed JSON in an SSE event
-        return ProviderError(f"anthropic sent a malformed stream: {exc}", kind="protocol",
-                             output_started=output_started)
-    return ProviderError(f"anthropic request failed: {type(exc).__name__}: {exc}",
+    return ProviderError(f"{host} request failed: {type(exc).__name__}: {exc}",
                          output_started=output_started)
 
 
 class _Assembler:
     """Accumulates Messages API stream events into stream events and the final message."""
 
-    def __init__(self) -> None:
+    @staticmethod
+    def is_content(event: Any) -> bool:
+        """Whether ``event`` is progress: anything but a ping (the SDK drops most pings
+        itself; a compatible server may send its own)."""
+        return getattr(event, "type", "") != "ping"
+
+    def __init__(self, host: str = "api.anthropic.com") -> None:
+        self.host = host
         self.blocks: dict[int, dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
         self.stop: str | None = None
@@ -323,7 +343,7 @@ class _Assembler:
 
     def finish_step(self) -> StepFinished:
         if not self.done:
-            raise ProviderError("anthropic stream ended before the message was complete",
+            raise ProviderError(f"{self.host} ended the stream before the message was complete",
                                 retryable=True, kind="connection", output_started=True)
         parts: list[Any] = []
         for index in sorted(self.blocks):
@@ -362,6 +382,9 @@ class AnthropicProvider:
         # The SDK appends /v1/...; accept configs that spell the base URL with it.
         self.base_url = base[: -len("/v1")] if base.endswith("/v1") else base
         self.label = "anthropic messages"
+        #: How errors name the endpoint: its host (``api.anthropic.com``, a proxy's).
+        self.host = host_of(self.base_url)
+        self.policy = StreamPolicy.of(settings, self.host)
         self.alternatives: list[Any] = []
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -388,12 +411,17 @@ class AnthropicProvider:
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 base_url=self.base_url,
-                max_retries=s.max_retries,
+                # Retries happen in agent.streaming, which also retries streams that stall
+                # after their headers (the SDK retries only the opening).
+                max_retries=0,
                 timeout=s.timeout,
                 default_headers={"x-api-key": key},
-                http_client=async_http_client(s.retry_after_cap, timeout=s.timeout),
+                http_client=async_http_client(timeout=s.timeout, named_events=True),
             )
             self._loop = loop
+            # The SDK imports each resource on first use: do it now, not inside the first
+            # request's deadlines.
+            self._client.messages  # noqa: B018
         return self._client
 
     async def aclose(self) -> None:
@@ -467,29 +495,38 @@ class AnthropicProvider:
         return ProviderNotice(f"anthropic: model {model} is deprecated (end of life {end})")
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
-        assembler = _Assembler()
-        started = False
+        """Stream one step within the deadlines, retrying what a retry can cure (see
+        :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
         try:
             params = self.params(request)
             client = self.client()
         except Exception as exc:
-            raise map_error(exc, output_started=False) from exc
+            raise map_error(exc, output_started=False, host=self.host) from exc
         notice = self._deprecation(params["model"])
         if notice is not None:
             yield notice
-        connected = False
+        async for event in with_retries(self.policy,
+                                        lambda clock: self._attempt(client, params, clock)):
+            yield event
+
+    async def _attempt(self, client: Any, params: dict[str, Any], clock: Deadlines
+                       ) -> AsyncIterator[StreamEvent]:
+        """One try: send, stream, assemble."""
+        assembler = _Assembler(self.host)
+        started = connected = False
         try:
-            response = await client.messages.create(**params)
+            response = await clock.bounded(
+                client.messages.create(**params, extra_headers=clock.headers()))
             connected = True
             async with response as events:
-                async for event in events:
+                async for event in clock.watch(events, assembler.is_content):
                     for out in assembler.feed(event):
-                        started = True
+                        started = clock.shown = True
                         yield out
             finished = assembler.finish_step()
         except Exception as exc:
-            raise map_error(exc, output_started=started, connected=connected) from exc
+            raise map_error(exc, output_started=started, connected=connected,
+                            host=self.host) from exc
         yield finished
 
     async def list_models(self) -> list[str]:
@@ -497,7 +534,7 @@ class AnthropicProvider:
         try:
             return sorted([m.id async for m in self.client().models.list()])
         except Exception as exc:
-            raise map_error(exc, output_started=False) from exc
+            raise map_error(exc, output_started=False, host=self.host) from exc
 
 
 def create(settings: ProviderSettings) -> AnthropicProvider:

@@ -22,7 +22,6 @@ import json
 import os
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from agent import hookimpl
 from agent.messages import (
@@ -46,6 +45,15 @@ from agent.providers import (
     TextDelta,
     ToolCallStarted,
     Usage,
+)
+from agent.streaming import (
+    Deadlines,
+    StreamPolicy,
+    host_of,
+    malformed_failure,
+    status_failure,
+    transport_failure,
+    with_retries,
 )
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
@@ -82,8 +90,11 @@ class Endpoint:
         self.settings = settings
         self.base_url = (settings.base_url or OFFICIAL_BASE_URL).rstrip("/")
         self.official = is_official(settings.base_url)
-        #: How errors name the endpoint: "openai", or the host of a compatible server.
-        self.name = "openai" if self.official else (urlsplit(self.base_url).netloc or "endpoint")
+        #: How errors name the endpoint: its host (``api.openai.com``, ``localhost:11434``).
+        self.host = host_of(self.base_url)
+        #: How labels name it: "openai", or the host of a compatible server.
+        self.name = "openai" if self.official else self.host
+        self.policy = StreamPolicy.of(settings, self.host)
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -108,11 +119,17 @@ class Endpoint:
             self._client = openai.AsyncOpenAI(
                 api_key=key,
                 base_url=self.base_url,
-                max_retries=s.max_retries,
+                # Retries happen in agent.streaming, which also retries streams that stall
+                # after their headers (the SDK retries only the opening).
+                max_retries=0,
                 timeout=s.timeout,
-                http_client=async_http_client(s.retry_after_cap, timeout=s.timeout),
+                http_client=async_http_client(timeout=s.timeout),
             )
             self._loop = loop
+            # The SDK imports each resource on first use (the responses types take a
+            # while): do it now, not inside the first request's deadlines.
+            self._client.chat.completions  # noqa: B018
+            self._client.responses  # noqa: B018
         return self._client
 
     async def aclose(self) -> None:
@@ -133,7 +150,7 @@ class Endpoint:
     def error(self, exc: BaseException, *, output_started: bool,
               connected: bool = False) -> ProviderError:
         """Normalise an SDK or transport exception into a :class:`ProviderError`."""
-        return map_error(exc, self.name, output_started=output_started, connected=connected)
+        return map_error(exc, self.host, output_started=output_started, connected=connected)
 
     async def list_models(self) -> list[str]:
         try:
@@ -160,46 +177,49 @@ def _error_text(body: Any) -> str | None:
 
 def map_error(exc: BaseException, name: str, *, output_started: bool,
               connected: bool = False) -> ProviderError:
-    """``openai``/``httpx2`` exceptions → :class:`ProviderError` with a message fit for a user.
-    ``connected``: the response had begun (a broken stream, not a failed connection)."""
+    """``openai``/``httpx2`` exceptions → :class:`ProviderError` with a message fit for a user;
+    ``name`` is the endpoint's host.  ``connected``: the response had begun (a broken
+    stream, not a failed connection)."""
     import httpx2
     import openai
+
+    from agent.retry import MalformedStream
 
     if isinstance(exc, ProviderError):
         exc.output_started = exc.output_started or output_started
         return exc
+    if isinstance(exc, MalformedStream):
+        return malformed_failure(exc, name, output_started=output_started)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         text = _error_text(exc.body) or exc.response.reason_phrase or "request failed"
-        retryable = status in (408, 409, 429) or status >= 500
+        retryable = None
         if isinstance(exc.body, dict) and exc.body.get("code") == "insufficient_quota":
             retryable = False  # a 429 that waiting will not fix
         kind = {401: "auth", 403: "auth", 404: "not_found", 429: "rate_limit"}.get(
             status, "server" if status >= 500 else "request"
         )
-        return ProviderError(
-            f"{name} returned {status}: {text}",
-            status=status, retryable=retryable, kind=kind, output_started=output_started,
-        )
-    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
-        return ProviderError(
-            f"{name} timed out", retryable=True, kind="timeout", output_started=output_started
-        )
-    if isinstance(exc, openai.APIConnectionError) or isinstance(exc, httpx2.TransportError):
+        return status_failure(name, status, text, exc.response.headers, kind=kind,
+                              output_started=output_started, retryable=retryable)
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
         cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else exc
-        detail = str(cause) if cause is not None and str(cause) else type(cause or exc).__name__
-        text = (f"connection to {name} failed: {detail}" if output_started or connected
-                else f"could not connect to {name}: {detail}")
-        return ProviderError(
-            text, retryable=True, kind="connection", output_started=output_started,
-        )
+        if isinstance(cause, MalformedStream):
+            return malformed_failure(cause, name, output_started=output_started)
+        if not isinstance(cause, httpx2.TransportError):
+            # openai.APITimeoutError carries the httpx timeout as its cause; anything else
+            # is named by its own words.
+            cause = cause if isinstance(cause, BaseException) else exc
+            if isinstance(exc, openai.APITimeoutError):
+                cause = httpx2.ReadTimeout(str(cause))
+        return transport_failure(cause, name, connected=connected,
+                                 output_started=output_started)
     if isinstance(exc, openai.APIError):  # an error event inside the stream
         text = _error_text(exc.body) or exc.message
         return ProviderError(
             f"{name} stream error: {text}", retryable=True, kind="stream",
             output_started=output_started,
         )
-    if isinstance(exc, ValueError):  # malformed JSON in an SSE event
+    if isinstance(exc, ValueError):  # malformed JSON the SDK could not parse
         return ProviderError(
             f"{name} sent a malformed stream: {exc}", kind="protocol", output_started=output_started
         )
@@ -259,6 +279,24 @@ class _ChatAssembler:
         self.by_index: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.usage = Usage()
+
+    @staticmethod
+    def is_content(chunk: Any) -> bool:
+        """Whether ``chunk`` is progress: text, reasoning, a tool-call fragment, a finish
+        reason or the usage.  A role-only or empty chunk (a keep-alive) is not."""
+        if getattr(chunk, "usage", None) is not None:
+            return True
+        for choice in getattr(chunk, "choices", None) or []:
+            if choice.finish_reason:
+                return True
+            delta = choice.delta
+            if delta is None:
+                continue
+            if delta.content or delta.tool_calls or getattr(delta, "refusal", None):
+                return True
+            if any(getattr(delta, key, None) for key in ("reasoning_content", "reasoning")):
+                return True
+        return False
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -366,16 +404,30 @@ class _RequestShape:
         raise NotImplementedError
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one step; see :meth:`agent.providers.Provider.stream`."""
+        """Stream one step within the deadlines, retrying what a retry can cure (see
+        :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
+        params = self.params(request)
+        try:
+            self.endpoint.client()  # built (the SDK imported) before any deadline runs
+        except Exception as exc:
+            raise self.endpoint.error(exc, output_started=False) from exc
+        async for event in with_retries(self.endpoint.policy,
+                                        lambda clock: self._attempt(params, clock)):
+            yield event
+
+    async def _attempt(self, params: dict[str, Any], clock: Deadlines
+                       ) -> AsyncIterator[StreamEvent]:
+        """One try: send, stream, assemble."""
         assembler = self.assembler()
         started = connected = False
         try:
-            response = await self.open(self.params(request))
+            response = await clock.bounded(self.open({**params,
+                                                      "extra_headers": clock.headers()}))
             connected = True
             async with response as items:
-                async for item in items:
+                async for item in clock.watch(items, assembler.is_content):
                     for event in assembler.feed(item):
-                        started = True
+                        started = clock.shown = True
                         yield event
             finished = assembler.finish_step()
         except Exception as exc:
@@ -415,7 +467,7 @@ class ChatProvider(_RequestShape):
         return params
 
     def assembler(self) -> Any:
-        return _ChatAssembler(self.endpoint.name)
+        return _ChatAssembler(self.endpoint.host)
 
     async def open(self, params: dict[str, Any]) -> Any:
         return await self.endpoint.client().chat.completions.create(**params)
@@ -474,8 +526,18 @@ def responses_usage(usage: Any) -> Usage:
     )
 
 
+#: Responses stream events that carry nothing (state announcements, keep-alives).
+_RESPONSES_IDLE = frozenset({"response.created", "response.in_progress", "response.queued",
+                             "keepalive"})
+
+
 class _ResponsesAssembler:
     """Accumulates responses events into stream events and the final message."""
+
+    @staticmethod
+    def is_content(event: Any) -> bool:
+        """Whether ``event`` is progress (anything but a state announcement or keep-alive)."""
+        return getattr(event, "type", "") not in _RESPONSES_IDLE
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
@@ -513,13 +575,13 @@ class _ResponsesAssembler:
         elif kind == "response.failed":
             err = getattr(event.response, "error", None)
             text = getattr(err, "message", None) or "the response failed"
-            raise ProviderError(f"{self.endpoint.name} stream error: {text}", retryable=True,
+            raise ProviderError(f"{self.endpoint.host} stream error: {text}", retryable=True,
                                 kind="stream")
         elif kind == "error":
             text = getattr(event, "message", None) or "error event"
             code = getattr(event, "code", None)
             raise ProviderError(
-                f"{self.endpoint.name} stream error: {text}" + (f" ({code})" if code else ""),
+                f"{self.endpoint.host} stream error: {text}" + (f" ({code})" if code else ""),
                 retryable=True, kind="stream",
             )
         return []
@@ -562,7 +624,7 @@ class _ResponsesAssembler:
 
     def finish_step(self) -> StepFinished:
         if not self.done:
-            raise ProviderError(f"{self.endpoint.name} stream ended before the response completed",
+            raise ProviderError(f"{self.endpoint.host} stream ended before the response completed",
                                 retryable=True, kind="connection", output_started=True)
         parts = [self.items[i] for i in sorted(self.items)]
         stop = self.stop

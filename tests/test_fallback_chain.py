@@ -139,7 +139,8 @@ async def test_every_endpoint_failing_gives_one_error_naming_each(tmp_path, fake
     assert error.status == 529  # the last error
     assert error.error == (
         f"every endpoint failed - 127.0.0.1:{port} chat completions (gpt-5): 127.0.0.1:{port} "
-        f"returned 500: primary down; anthropic messages ({CLAUDE}): anthropic returned 529: "
+        f"returned 500: primary down; anthropic messages ({CLAUDE}): 127.0.0.1:{backup.port} "
+        "returned 529: "
         "claude overloaded")
     assert len(notices(events)) == 1
     assert isinstance(events[-1], ev.DoneEvent) and events[-1].reason == "error"

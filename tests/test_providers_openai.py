@@ -13,6 +13,7 @@ from agent import hookspecs
 from agent.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agent.providers import (
     ProviderError,
+    ProviderNotice,
     ProviderRequest,
     ProviderSettings,
     ReasoningDelta,
@@ -20,7 +21,7 @@ from agent.providers import (
     TextDelta,
     ToolCallStarted,
 )
-from agent.retry import clamp_retry_after
+from agent.retry import retry_after_seconds, should_retry_header
 from plugins_builtin import provider_openai
 from plugins_builtin.provider_openai import ChatProvider, ResponsesProvider
 
@@ -290,18 +291,31 @@ def test_errors_name_openai_or_the_compatible_host():
     assert (official.name, groq.name) == ("openai", "api.groq.com")
 
 
-async def test_retry_after_is_capped(fake_provider):
+async def test_retry_after_beyond_the_cap_fails_at_once_naming_the_wait(fake_provider):
     fake_provider.script(
         Reply.error(429, message="Rate limit reached", headers={"retry-after": "3600"}),
+        Reply.text("never asked for"),
+    )
+    with pytest.raises(ProviderError) as info:
+        await collect(make(fake_provider, max_retries=3, retry_after_cap=60), request())
+    assert info.value.message == (
+        f"127.0.0.1:{fake_provider.port} returned 429: Rate limit reached; the server asked to "
+        "retry after 3600 s, more than retry_after_cap = 60 s, so it was not retried")
+    assert info.value.retry_after == 3600 and info.value.status == 429
+    assert len(fake_provider.requests) == 1 and fake_provider.pending == 1
+
+
+async def test_retry_after_within_the_cap_is_obeyed(fake_provider):
+    fake_provider.script(
+        Reply.error(429, message="Rate limit reached", headers={"retry-after-ms": "50"}),
         Reply.text("after the wait"),
     )
-    provider = make(fake_provider, max_retries=1, retry_after_cap=0.1)
-    t0 = time.monotonic()
-    events = await collect(provider, request())
-    assert time.monotonic() - t0 < 5
+    events = await collect(make(fake_provider, max_retries=1, retry_after_cap=0.1), request())
     assert events[-1].message.text == "after the wait"
-    assert len(fake_provider.requests) == 2
-    assert fake_provider.requests[1].headers["x-stainless-retry-count"] == "1"
+    notices = [e.text for e in events if isinstance(e, ProviderNotice)]
+    assert notices == [f"127.0.0.1:{fake_provider.port} returned 429: Rate limit reached; "
+                       "retrying in 0.05 s (retry 1 of 1)"]
+    assert [r.headers["x-stainless-retry-count"] for r in fake_provider.requests] == ["0", "1"]
 
 
 async def test_500_then_success_is_retried(fake_provider):
@@ -395,12 +409,16 @@ def test_chat_calls_reusing_an_index_are_kept_apart():
     assert [(c.id, c.arguments) for c in calls] == [("a", {"x": 1}), ("b", {})]
 
 
-def test_retry_after_clamp():
-    headers = {"retry-after": "Wed, 21 Oct 2099 07:28:00 GMT", "retry-after-ms": "90000"}
-    assert clamp_retry_after(headers, 2.0)
-    assert headers == {"retry-after": "2", "retry-after-ms": "2000"}
-    small = {"retry-after": "1"}
-    assert not clamp_retry_after(small, 2.0) and small == {"retry-after": "1"}
+def test_retry_after_headers_are_read_in_their_own_units():
+    assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5
+    assert retry_after_seconds({"retry-after": "3600"}) == 3600
+    far = retry_after_seconds({"retry-after": "Wed, 21 Oct 2099 07:28:00 GMT"})
+    assert far is not None and far > 3600 * 24 * 365
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+    assert should_retry_header({"x-should-retry": "false"}) is False
+    assert should_retry_header({"x-should-retry": "True"}) is True
+    assert should_retry_header({}) is None
 
 
 def test_registered_through_the_real_hookspecs():

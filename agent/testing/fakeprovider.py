@@ -21,7 +21,9 @@ for, and records every request it received::
         assert srv.requests[0].body["messages"][0]["role"] == "system"
 
 Faults: :meth:`Reply.error` (a real error body per format), :meth:`Reply.stall` (accept and
-send nothing), :meth:`Reply.drop_after` (stream some events, then cut the connection),
+send nothing, before or after the headers or mid-stream), :meth:`Reply.keepalive` (keep-alive
+comments or pings forever, with no content), :meth:`Reply.drop_after` (stream some events,
+then cut the connection), :meth:`Reply.reset` (read the request, then reset the connection),
 :meth:`Reply.malformed` (broken SSE), :meth:`Reply.stream_error` (an error event mid-stream).
 An empty script answers 500 saying so, so a test that under-scripts fails loudly.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -103,6 +106,12 @@ class Reply:
         self.drop_after_events: int | None = None
         self.raw_sse: str | None = None
         self.stream_error_after: int | None = None
+        self.keepalive_after: int | None = None
+        self.keepalive_every = 0.05
+        self.keepalive_kind = "comment"
+        self.reset_after: int | None = None
+        self.inject_after: int | None = None
+        self.inject_raw = ""
 
     @staticmethod
     def _norm_call(index: int, call: tuple[Any, ...]) -> tuple[str, Any, str | None]:
@@ -160,6 +169,28 @@ class Reply:
         return reply
 
     @classmethod
+    def keepalive(cls, after: int = 0, reply: Reply | None = None, *, every: float = 0.05,
+                  kind: str = "comment") -> Reply:
+        """Answer 200, stream the first ``after`` events of ``reply`` (default: a text), then
+        send only keep-alives every ``every`` seconds until the client leaves or the server
+        stops: ``kind`` ``comment`` is an SSE comment line (``: keep-alive``), ``ping`` an
+        event that carries nothing in the request's format (anthropic ``ping``, responses
+        ``response.in_progress``, a chat chunk with an empty delta)."""
+        reply = reply or cls("output that never ends", pieces=6)
+        reply.keepalive_after = after
+        reply.keepalive_every = every
+        reply.keepalive_kind = kind
+        return reply
+
+    @classmethod
+    def reset(cls, after: int | None = None, reply: Reply | None = None) -> Reply:
+        """Read the request, then reset the TCP connection (RST): at once (``after`` None:
+        no status line at all), or after streaming ``after`` events of ``reply``."""
+        reply = reply or cls("output that is cut", pieces=6)
+        reply.reset_after = -1 if after is None else after
+        return reply
+
+    @classmethod
     def drop_after(cls, n_events: int, reply: Reply | None = None) -> Reply:
         """Stream the first ``n_events`` SSE events of ``reply`` (default: a long text), then
         close the socket without finishing the chunked body."""
@@ -168,10 +199,17 @@ class Reply:
         return reply
 
     @classmethod
-    def malformed(cls, raw: str = "data: {this is not json\n\n") -> Reply:
-        """Answer 200 ``text/event-stream`` with ``raw`` as the whole body."""
-        reply = cls()
-        reply.raw_sse = raw
+    def malformed(cls, raw: str = "data: {this is not json\n\n", after: int | None = None,
+                  reply: Reply | None = None) -> Reply:
+        """Answer 200 ``text/event-stream`` with ``raw`` as the whole body; with ``after``,
+        stream ``reply`` (default: a text) and slip ``raw`` in after that many events."""
+        if after is None:
+            reply = cls()
+            reply.raw_sse = raw
+            return reply
+        reply = reply or cls("words around a bad line", pieces=4)
+        reply.inject_after = after
+        reply.inject_raw = raw
         return reply
 
     @classmethod
@@ -565,6 +603,9 @@ class _Handler(BaseHTTPRequestHandler):
             # x-should-retry: false stops the SDK retrying, so the test fails at once.
             self._json(500, error_body(fmt, 500, msg, None), {"x-should-retry": "false"})
             return
+        if reply.reset_after == -1:
+            self._reset()
+            return
         if reply.stall_seconds is not None and reply.stall_after_events is None:
             self.server.fake._stopping.wait(reply.stall_seconds)
             self.close_connection = True
@@ -584,11 +625,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         events = {"chat": render.chat_events, "responses": render.responses_events,
                   "anthropic": render.anthropic_events}[fmt]()
+        if reply.inject_after is not None:
+            events = [*events[: reply.inject_after], reply.inject_raw.encode(),
+                      *events[reply.inject_after:]]
         if reply.stream_error_after is not None:
             events = events[: reply.stream_error_after]
             events.append(stream_error_event(fmt, reply.error_message or "error",
                                              reply.error_type or "server_error"))
-        self._stream(events, reply)
+        self._stream(events, reply, fmt)
 
     # -- writers --
 
@@ -609,7 +653,37 @@ class _Handler(BaseHTTPRequestHandler):
             body = error_body(fmt, reply.status, reply.error_message, reply.error_type)
         self._json(reply.status, body, reply.headers)
 
-    def _stream(self, events: list[bytes], reply: Reply) -> None:
+    def _reset(self) -> None:
+        """Close with SO_LINGER 0: the peer gets a TCP reset, not an orderly end."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        self.connection.close()
+
+    def _keepalives(self, fmt: str, reply: Reply) -> None:
+        """Send keep-alives until the client goes away or the server stops."""
+        if reply.keepalive_kind == "ping":
+            ping = {"anthropic": _sse({"type": "ping"}, event="ping"),
+                    "responses": _sse({"type": "response.in_progress", "sequence_number": 1,
+                                       "response": _Render(reply, {}).response_obj(
+                                           "in_progress", [], None)},
+                                      event="response.in_progress"),
+                    "chat": _sse({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+                                  "created": CREATED, "model": "fake-model",
+                                  "choices": [{"index": 0, "delta": {"content": ""},
+                                               "logprobs": None, "finish_reason": None}]}),
+                    }[fmt]
+        else:
+            ping = b": keep-alive\n\n"
+        while not self.server.fake._stopping.wait(reply.keepalive_every):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(ping), ping))
+            self.wfile.flush()
+
+    def _stream(self, events: list[bytes], reply: Reply, fmt: str = "chat") -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -619,6 +693,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for n, event in enumerate(events):
+                if reply.keepalive_after is not None and n >= reply.keepalive_after:
+                    self.wfile.flush()
+                    self._keepalives(fmt, reply)
+                    self.close_connection = True
+                    return
+                if reply.reset_after is not None and n >= reply.reset_after:
+                    self._reset()
+                    return
                 if reply.stall_after_events is not None and n >= reply.stall_after_events:
                     self.wfile.flush()
                     self.server.fake._stopping.wait(reply.stall_seconds or 0)
