@@ -155,7 +155,14 @@ def agent_prepare_request(request, session):
     To refuse the request, raise :class:`agent.providers.BudgetExceeded` (the one exception
     that is not isolated): nothing is sent, and the session ends the turn with an ``error``
     event of kind ``budget`` and ``done`` with reason ``budget``.  Strings appended to
-    ``request.metadata["notices"]`` are shown to the user as ``notice`` events.
+    ``request.metadata["notices"]`` are shown to the user as ``notice`` events; to say
+    something *while* slow work runs (before the request is ready), call
+    ``session.notify(text)``.
+
+    A plugin that makes its own model call while preparing (a summary) should pass that
+    request through ``session.hooks.prepare_request`` first, with ``metadata["nested"] =
+    True``, so the spending cap checks it on top of the request being prepared, and book
+    its usage with ``agent.spend.record(session, model, usage, nested=True)``.
 
     Example::
 

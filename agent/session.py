@@ -127,6 +127,8 @@ class Session:
         self._results: dict[str, ToolResultPart] = {}
         self._interrupted: set[str] = set()
         self._notes: dict[str, str] = {}  # call id -> note from an edited approval
+        self._notices: list[str] = []  # from notify(), not shown yet
+        self._noticed: asyncio.Event | None = None
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder
         #: the session that started this one (a subagent's parent), or None
@@ -161,6 +163,37 @@ class Session:
             metadata={"session": self.id},
         )
         return await self.hooks.prepare_request(request, self)
+
+    def notify(self, text: str) -> None:
+        """Show ``text`` to the user now, as a ``notice`` event, while the turn waits on a
+        plugin's work before a request (e.g. the prune plugin summarising a long history on
+        resume).  Outside that wait the notice comes with the next event of the turn."""
+        self._notices.append(text)
+        if self._noticed is not None:
+            self._noticed.set()
+
+    async def _prepare_request(self) -> AsyncIterator[ev.NoticeEvent | ProviderRequest]:
+        """Build the request, yielding the notices plugins give (:meth:`notify`) while it is
+        being prepared; the request itself comes last."""
+        self._noticed = asyncio.Event()
+        task = asyncio.ensure_future(self.build_request())
+        try:
+            while True:
+                waiter = asyncio.ensure_future(self._noticed.wait())
+                try:
+                    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+                self._noticed.clear()
+                while self._notices:
+                    yield ev.NoticeEvent(self._notices.pop(0))
+                if task.done():
+                    break
+            yield task.result()
+        finally:
+            self._noticed = None
+            if not task.done():  # the turn was cancelled (esc) while preparing
+                task.cancel()
 
     # ---- interrupting ----------------------------------------------------------------------
 
@@ -227,7 +260,13 @@ class Session:
                 finished: StepFinished | None = None
                 partial: list[str] = []
                 try:
-                    request = await self.build_request()
+                    request = None
+                    async for prepared in self._prepare_request():
+                        if isinstance(prepared, ProviderRequest):
+                            request = prepared
+                        else:
+                            yield prepared
+                    assert request is not None
                     for text in request.metadata.get("notices") or ():
                         yield ev.NoticeEvent(str(text))
                     compacted = request.metadata.get("compacted")

@@ -70,7 +70,7 @@ class Ledger:
     session_id: str = ""
     own: Tally = field(default_factory=Tally)
     subagents: Tally = field(default_factory=Tally)
-    reserved: dict[int, float] = field(default_factory=dict)
+    reserved: dict[Any, float] = field(default_factory=dict)
     warned: bool = False  # the budget plugin's 80 % notice was given
 
     @property
@@ -104,13 +104,21 @@ def ledger(session: Any) -> Ledger:
     return found
 
 
-def record(session: Any, model: str, usage: Usage) -> None:
+def _hold(session: Any, nested: bool) -> Any:
+    """The key of ``session``'s hold: its own request's, or (``nested``) that of a model call
+    a plugin makes while that request is being prepared (a compaction summary), held on
+    top of it."""
+    return (id(session), "nested") if nested else id(session)
+
+
+def record(session: Any, model: str, usage: Usage, *, nested: bool = False) -> None:
     """Book one finished request of ``session`` (made with ``model``) and end its
-    reservation.  A subagent's request also counts in its root session's token totals and
-    in ``root.data["subagent_usage"]`` (see :meth:`Tally.as_dict`)."""
+    reservation (``nested``: a plugin's call made while preparing a request; see
+    :func:`reserve`).  A subagent's request also counts in its root session's token totals
+    and in ``root.data["subagent_usage"]`` (see :meth:`Tally.as_dict`)."""
     root = root_of(session)
     book = ledger(root)
-    book.reserved.pop(id(session), None)
+    book.reserved.pop(_hold(session, nested), None)
     if session is root:
         book.own.add(model, usage)
         return
@@ -119,14 +127,17 @@ def record(session: Any, model: str, usage: Usage) -> None:
     root.data[SUBAGENT_USAGE_KEY] = book.subagents.as_dict()
 
 
-def reserve(session: Any, usd: float) -> None:
-    """Hold ``usd`` for ``session``'s request in flight (replacing its previous hold)."""
-    ledger(session).reserved[id(session)] = usd
+def reserve(session: Any, usd: float, *, nested: bool = False) -> None:
+    """Hold ``usd`` for ``session``'s request in flight (replacing its previous hold).
+    ``nested`` holds a plugin's model call made while a request is being prepared (a
+    compaction summary) next to that request's hold instead of replacing it, so the cap
+    sees both."""
+    ledger(session).reserved[_hold(session, nested)] = usd
 
 
-def release(session: Any) -> None:
+def release(session: Any, *, nested: bool = False) -> None:
     """Drop ``session``'s hold (its request failed or was cancelled)."""
-    ledger(session).reserved.pop(id(session), None)
+    ledger(session).reserved.pop(_hold(session, nested), None)
 
 
 # ---- estimating a request -------------------------------------------------------------------

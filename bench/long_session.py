@@ -1,6 +1,7 @@
 """A 10,000-message session: building it in the store, loading it, resuming it with
-`agent -c -p` (wall time and peak RSS against `python -c pass` and a fresh `agent -p`), and
-compacting it with the prune plugin.  Prints a markdown table; run
+`agent -c -p` (wall time and peak RSS against `python -c pass` and a fresh `agent -p`; the
+summary requests and tokens a resume spends, without and with summaries saved with the
+session), and compacting it with the prune plugin.  Prints a markdown table; run
 `python bench/long_session.py [--messages 10000] [--runs 3]`.
 """
 
@@ -96,6 +97,26 @@ def build(state_dir: Path, cwd: Path, messages: list[Message]) -> tuple[str, flo
     return sid, elapsed, size
 
 
+SUMMARY_SYSTEM_START = "You write the working notes"
+
+
+def is_summary(request) -> bool:
+    """A request the prune plugin made for a summary (its system prompt says so)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    first = (body.get("messages") or [{}])[0]
+    return first.get("role") == "system" and str(first.get("content", "")).startswith(
+        SUMMARY_SYSTEM_START)
+
+
+def spent(requests) -> tuple[int, int, int, int]:
+    """(summary requests, their input tokens, other requests, their input tokens) among
+    ``requests``; tokens estimated as request bytes / 4 (the fake model does not count)."""
+    summaries = [r for r in requests if is_summary(r)]
+    others = [r for r in requests if r.method == "POST" and not is_summary(r)]
+    return (len(summaries), sum(len(r.raw) for r in summaries) // 4,
+            len(others), sum(len(r.raw) for r in others) // 4)
+
+
 def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, runs: int
             ) -> tuple[float, float]:
     """Median wall seconds and median peak RSS (MiB) of ``cmd`` over ``runs``."""
@@ -171,10 +192,12 @@ def main(count: int = 10_000, runs: int = 3) -> list[str]:
         before = len(srv.requests)
         cold_wall, cold_rss = measure([*agent, "-c", "-p", "hi"], env=env, cwd=ws, runs=1)
         cold_requests = len(srv.requests) - before
+        cold_spent = spent(srv.requests[before:])
         before = len(srv.requests)
         pruned_wall, pruned_rss = measure([*agent, "-c", "-p", "hi"], env=env, cwd=ws,
                                           runs=runs)
         per_run = (len(srv.requests) - before) / runs
+        warm_spent = spent(srv.requests[before:])
         pruned_body = len(srv.requests[-1].raw)
         stats = load_and_compact(home, ws, srv)
 
@@ -200,6 +223,12 @@ def main(count: int = 10_000, runs: int = 3) -> list[str]:
         f"{pruned_body / 1024:.0f} KiB final request) | {pruned_wall * 1000:.0f} ms, "
         f"{pruned_rss:.0f} MiB | new session: {fresh_wall * 1000:.0f} ms, {fresh_rss:.0f} MiB | "
         f"{pruned_wall / fresh_wall:.1f}x, {pruned_rss / fresh_rss:.1f}x |",
+        "| resume, no summaries saved: summary requests (est. input tokens) + the prompt's "
+        f"request | {cold_spent[0]} ({cold_spent[1]:,}) + {cold_spent[2]} ({cold_spent[3]:,}) "
+        "| | |",
+        f"| resume, summaries saved: summary requests over {runs} run(s) (est. input tokens) + "
+        f"the prompts' requests | {warm_spent[0]} ({warm_spent[1]:,}) + {warm_spent[2]} "
+        f"({warm_spent[3]:,}) | | |",
         f"| compaction, cold ({stats['summary_calls']:.0f} summary calls to the local fake "
         f"model; {stats['messages']:,.0f} -> {stats['after']:.0f} messages) | "
         f"{stats['cold_s'] * 1000:.0f} ms | | |",

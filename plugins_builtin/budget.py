@@ -9,9 +9,11 @@ cross the cap, the request is not sent: the turn ends with an ``error`` event of
 plugin sees never exceeds the cap.  Once spending reaches 80 % of the cap a notice says so.
 
 With a cap set, a model that has no price cannot be checked, so its requests are refused
-too (unset the cap or use a priced model).  Model calls that plugins make outside the loop
-(compaction summaries, commit messages) are recorded in the usage ledger but not checked
-here.
+too (unset the cap or use a priced model).  A model call a plugin makes while a request is
+being prepared and sends through ``agent_prepare_request`` with ``metadata["nested"]``
+(the prune plugin's compaction summaries) is checked too, on top of the request it
+prepares, whose hold stays.  Other model calls that plugins make outside the loop (commit
+messages) are recorded in the usage ledger but not checked here.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def check(request: Any, session: Any) -> str | None:
     if cap is None and sub_cap is None:
         return None
     book = spend.ledger(session)
-    spend.release(session)  # a hold left by this session's last request, if it failed
+    nested = bool(request.metadata.get("nested"))
+    if not nested:
+        spend.release(session)  # a hold left by this session's last request, if it failed
     worst = spend.worst_case_usd(request, getattr(session.runtime, "provider", None))
     if worst is None:
         raise BudgetExceeded(
@@ -52,12 +56,13 @@ def check(request: Any, session: Any) -> str | None:
         raise BudgetExceeded(_refusal("this session", book.spent_usd, others, worst, cap,
                                       "max_spend_usd", "--max-spend"))
     if sub_cap is not None:
+        root = id(spend.root_of(session))
         sub_others = sum(v for k, v in book.reserved.items()
-                         if k != id(spend.root_of(session)))
+                         if k not in (root, (root, "nested")))
         if book.subagents.usd + sub_others + worst > sub_cap:
             raise BudgetExceeded(_refusal("its subagents", book.subagents.usd, sub_others,
                                           worst, sub_cap, "subagent_max_spend_usd", None))
-    spend.reserve(session, worst)
+    spend.reserve(session, worst, nested=nested)
     if cap is not None and not book.warned and book.spent_usd >= WARN_SHARE * cap:
         book.warned = True
         share = book.spent_usd / cap * 100

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from agent import Option, SlashCommand, hookimpl
+from agent import Option, SlashCommand, hookimpl, spend
 from agent.commands import show
 from agent.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
@@ -423,6 +423,14 @@ PATH_KEYS = ("path", "file_path", "file", "filename", "target", "source", "desti
 def fallback_summary(messages: list[Message], earlier_notes: str | None = None) -> str:
     """A summary without a model: the user's requests (the first few and the latest) and
     the files the tools touched, after any model-written notes that already existed."""
+    return summary_without_model(messages, earlier_notes,
+                                 header="(Automatic notes: the model summary was unavailable.)")
+
+
+def summary_without_model(messages: list[Message], earlier_notes: str | None = None, *,
+                          header: str) -> str:
+    """Notes made without a model for ``messages`` (see :func:`fallback_summary`), under
+    ``header``."""
     requests = [_brief(m.text, 200) for m in messages if m.role == "user" and m.text.strip()]
     if len(requests) > 30:
         requests = [*requests[:3], f"... {len(requests) - 30} more ...", *requests[-27:]]
@@ -435,7 +443,7 @@ def fallback_summary(messages: list[Message], earlier_notes: str | None = None) 
             paths = call.arguments.get("paths")
             values += paths if isinstance(paths, list) else []
             files += [v for v in values if isinstance(v, str) and v and v not in files]
-    out = ["(Automatic notes: the model summary was unavailable.)"]
+    out = [header]
     if requests:
         out.append("User requests, oldest first:\n" + "\n".join(f"- {r}" for r in requests))
     if files:
@@ -461,38 +469,141 @@ def record_usage(session: Any, usage: Any, cause: str, model: str = "") -> None:
 
 
 async def model_summary(session: Any, previous: str | None, text: str,
-                        cause: str = "compaction") -> str:
-    """One nested model call: notes for ``text`` (merged with ``previous``)."""
+                        cause: str = "compaction",
+                        label: str = "Messages to fold into the notes") -> str:
+    """One nested model call: notes for ``text`` (merged with ``previous``).
+
+    The request goes through ``agent_prepare_request`` first, so a spending cap checks it
+    before it is sent (raising :class:`~agent.providers.BudgetExceeded`); it is marked
+    ``nested``: its cost is held on top of the request being prepared, not instead of it.
+    Its cost is booked in the session's spend ledger and usage ledger.
+    """
     prompt = ""
     if previous:
         prompt += f"Earlier notes:\n{previous}\n\n"
-    prompt += f"Messages to fold into the notes:\n{text}"
+    prompt += f"{label}:\n{text}"
     request = ProviderRequest(model=session.model, system=SUMMARY_SYSTEM,
                               messages=[Message.user(prompt)], tools=[], thinking="off",
-                              max_tokens=SUMMARY_TOKENS * 2, metadata={"purpose": "summary"})
+                              max_tokens=SUMMARY_TOKENS * 2,
+                              metadata={"purpose": "summary", "nested": True})
+    hooks = getattr(session, "hooks", None)
+    if hooks is not None:
+        request = await hooks.prepare_request(request, session)
     chunks: list[str] = []
     final = ""
-    async for item in session.runtime.provider.stream(request):
-        if isinstance(item, TextDelta):
-            chunks.append(item.text)
-        elif isinstance(item, StepFinished):
-            final = item.message.text
-            record_usage(session, item.usage, cause, getattr(item, "model", ""))
+    finished = False
+    try:
+        async for item in session.runtime.provider.stream(request):
+            if isinstance(item, TextDelta):
+                chunks.append(item.text)
+            elif isinstance(item, StepFinished):
+                final = item.message.text
+                finished = True
+                answered = getattr(item, "model", "") or request.model
+                spend.record(session, answered, item.usage, nested=True)
+                record_usage(session, item.usage, cause, answered)
+    finally:
+        if not finished:
+            spend.release(session, nested=True)
     summary = ("".join(chunks) or final).strip()
     if not summary:
         raise ProviderError("the model returned an empty summary")
     return _clip(summary, SUMMARY_CHARS)
 
 
+def recent_start(messages: list[Message], chars: int) -> int:
+    """The first index of the most recent messages whose transcript fits ``chars`` (at
+    least the last message, never splitting a tool result from its call)."""
+    used = 0
+    start = len(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        used += len(transcript([messages[i]])) + 1
+        if used > chars and start < len(messages):
+            break
+        start = i
+    while 0 < start < len(messages) and messages[start].role == "tool":
+        start += 1  # a result without its call would be a puzzle to the summariser
+    return max(0, min(start, len(messages) - 1))
+
+
+def condensed(messages: list[Message], limit: int) -> str:
+    """The older span in at most ``limit`` characters: every user request and the model's
+    words clipped short, tool calls as one line each, results left out (errors excepted);
+    when even that is too long, an even sample of it, the user's requests first."""
+    lines: list[tuple[bool, str]] = []
+    for msg in messages:
+        for part in msg.parts:
+            if isinstance(part, TextPart) and part.text.strip():
+                user = msg.role == "user"
+                lines.append((user, f"{'User' if user else 'Assistant'}: "
+                                    f"{_brief(part.text, 300 if user else 200)}"))
+            elif isinstance(part, ToolCallPart):
+                lines.append((False, f"Assistant called {part.name} {_brief(part.arguments, 120)}"))
+            elif isinstance(part, ToolResultPart) and part.is_error:
+                first = part.output.strip().splitlines()[0] if part.output.strip() else ""
+                lines.append((False, f"{part.name} error: {_brief(first, 150)}"))
+    total = sum(len(text) + 1 for _, text in lines)
+    if total <= limit:
+        return "\n".join(text for _, text in lines)
+    users = [i for i, (user, _) in enumerate(lines) if user]
+    others = [i for i, (user, _) in enumerate(lines) if not user]
+    keep = _spread(users, lines, int(limit * 0.6))
+    room = limit - sum(len(lines[i][1]) + 1 for i in keep)
+    keep |= _spread(others, lines, room)
+    note = (f"(condensed: {len(keep)} of {len(lines)} lines, sampled evenly through the "
+            "span)")
+    return "\n".join([note, *(lines[i][1] for i in sorted(keep))])
+
+
+def _spread(indices: list[int], lines: list[tuple[bool, str]], budget: int) -> set[int]:
+    """Evenly spaced ``indices`` whose lines fit ``budget`` characters."""
+    if not indices or budget <= 0:
+        return set()
+    sizes = [len(lines[i][1]) + 1 for i in indices]
+    average = sum(sizes) / len(sizes)
+    count = min(len(indices), max(1, int(budget / average)))
+    while count > 0:
+        step = len(indices) / count
+        chosen = {indices[int(j * step)] for j in range(count)}
+        if sum(len(lines[i][1]) + 1 for i in chosen) <= budget:
+            return chosen
+        count = int(count * 0.9)
+    return set()
+
+
+#: Model requests a summary may take, however long the span (issue: resuming a long session
+#: once cost 27 requests and 1.6 M tokens).
+MAX_SUMMARY_REQUESTS = 2
+
+
 async def summarize(session: Any, previous: str | None, messages: list[Message],
                     chunk_chars: int, cause: str = "compaction") -> str:
-    """Fold ``messages`` into notes, a chunk at a time so each call fits the window."""
+    """Fold ``messages`` into notes (merged with ``previous``) with at most two model
+    requests, each at most ``chunk_chars`` of transcript.  A span that fits is one request.
+    A longer one: first the most recent messages that fit, with notes made without the
+    model for everything older (the user's requests, the files touched); then, if that
+    succeeded, the older messages condensed into one request and folded into those notes.
+    A failure of the second request keeps the first one's notes."""
+    chunk_chars = max(chunk_chars, 1000)
     text = transcript(messages)
-    summary = previous
-    for start in range(0, max(len(text), 1), max(chunk_chars, 1000)):
-        summary = await model_summary(session, summary, text[start:start + chunk_chars],
-                                      cause)
-    return summary or ""
+    if len(text) <= chunk_chars:
+        return await model_summary(session, previous, text, cause)
+    split = recent_start(messages, chunk_chars)
+    older, recent = messages[:split], messages[split:]
+    digest = summary_without_model(older, previous, header="(Notes on the older messages, "
+                                   "made without the model.)")
+    notes = await model_summary(session, digest, transcript(recent)[-chunk_chars:], cause,
+                                label="The most recent messages, to fold into the notes")
+    if not older:
+        return notes
+    try:
+        return await model_summary(
+            session, notes, condensed(older, chunk_chars), cause,
+            label="Older messages (before those the notes already cover), condensed, to "
+                  "fold into the notes")
+    except Exception as exc:  # BudgetExceeded too: the first notes are complete
+        log.warning("folding the older messages failed, keeping the recent notes: %s", exc)
+        return notes
 
 
 # ---- the hook -------------------------------------------------------------------------------
@@ -528,6 +639,8 @@ def agent_configure(config):
 @hookimpl
 def agent_prepare_request(request, session):
     """Under the threshold: nothing (None).  Over it: an awaitable pruned request."""
+    if request.metadata.get("purpose") == "summary":
+        return None  # this plugin's own summary request: leave it (and the estimate) alone
     threshold = threshold_of(session)
     fixed = (len(request.system) + len(json.dumps(request.tools, default=str))) // 4
     st = state(session)
@@ -571,10 +684,16 @@ async def _with_summary(session: Any, messages: list[Message], base: Aligned,
         prior = st["summaries"].get(st.get("key")) if previous is not None else None
         start = previous if prior is not None and previous is not None else 0
         span = messages[start:cut]
+        _announce(session, span, budget * 2, resumed=prior is None and start == 0)
         try:
             summary = await summarize(session, prior, span, chunk_chars=budget * 2)
         except Exception as exc:  # any model failure: notes without the model
             log.warning("summary failed, using the fallback: %s", exc)
+            if getattr(exc, "kind", None) == "budget" and callable(getattr(session, "notify",
+                                                                             None)):
+                session.notify("the summary was not written: the spending cap "
+                               "(max_spend_usd) leaves no room for it; notes made without "
+                               "the model stand in")
             summary = fallback_summary(messages[:cut], st.get("model_notes"))
         else:
             st["model_notes"] = summary
@@ -584,6 +703,19 @@ async def _with_summary(session: Any, messages: list[Message], base: Aligned,
     st["cut"], st["key"] = cut, key
     head: Aligned = [Message.user(SUMMARY_PREFIX + summary), *keepers(messages, cut)]
     return ladder([*head, *base[cut:]], budget)[0]
+
+
+def _announce(session: Any, span: list[Message], chunk_chars: int, *, resumed: bool) -> None:
+    """Tell the user (a ``notice`` event, see :meth:`agent.session.Session.notify`) that
+    model requests are being spent on a summary before their prompt goes out."""
+    notify = getattr(session, "notify", None)
+    if not callable(notify):
+        return
+    calls = 1 if len(transcript(span)) <= max(chunk_chars, 1000) else MAX_SUMMARY_REQUESTS
+    what = "earlier message" if len(span) == 1 else "earlier messages"
+    plural = "request" if calls == 1 else "requests"
+    notify(f"summarising {len(span):,} {what} to fit the context window ({calls} model "
+           f"{plural}{', once: the notes are saved with the session' if resumed else ''})")
 
 
 # ---- commands -------------------------------------------------------------------------------
