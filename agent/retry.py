@@ -161,14 +161,14 @@ class SSEChecker:
 def _line_end(data: bytes, pos: int) -> tuple[int, int] | None:
     """(end of the line starting at ``pos``, start of the next) or None if incomplete.  SSE
     lines end in CRLF, LF or CR; a CR at the very end may be half of a CRLF."""
-    for i in range(pos, len(data)):
-        byte = data[i]
-        if byte == 10:
-            return i, i + 1
-        if byte == 13:
-            if i + 1 == len(data):
-                return None
-            return i, i + (2 if data[i + 1] == 10 else 1)
+    lf = data.find(b"\n", pos)
+    cr = data.find(b"\r", pos, lf if lf >= 0 else len(data))
+    if cr >= 0:  # a CR comes first
+        if cr + 1 == len(data):
+            return None
+        return cr, cr + (2 if data[cr + 1] == 10 else 1)
+    if lf >= 0:
+        return lf, lf + 1
     return None
 
 

@@ -162,3 +162,19 @@ async def test_good_events_sharing_a_chunk_with_a_bad_one_still_arrive(tmp_path,
     error_of(events)
     assert shown_text(events) == "Start KEPT"
     assert session.messages[-1].text == "Start KEPT"
+
+
+def test_the_sse_check_reads_every_line_ending_and_any_chunking():
+    from agent.retry import SSEChecker
+
+    stream = (b'event: a\r\ndata: {"x": 1}\r\n\r\n: keep-alive\n\nevent: b\rdata: [1,\rdata: 2]'
+              b'\r\rid: 7\nretry: 10\ndata: [DONE]\n\n')
+    for size in (1, 2, 3, 7, len(stream)):
+        checker = SSEChecker(named=False)
+        for start in range(0, len(stream), size):
+            chunk = stream[start:start + size]
+            assert checker.feed(chunk) == len(chunk) and checker.error is None, (size, start)
+    checker = SSEChecker(named=False)
+    good, bad = b'data: {"a": 1}\n\n', b"data: {oops\n\n"
+    assert checker.feed(good + bad) == len(good)  # the good event still goes through
+    assert str(checker.error) == "an event whose data is not JSON: data: {oops"
