@@ -126,10 +126,6 @@ class Endpoint:
                 http_client=async_http_client(timeout=s.timeout),
             )
             self._loop = loop
-            # The SDK imports each resource on first use (the responses types take a
-            # while): do it now, not inside the first request's deadlines.
-            self._client.chat.completions  # noqa: B018
-            self._client.responses  # noqa: B018
         return self._client
 
     async def aclose(self) -> None:
@@ -399,6 +395,10 @@ class _RequestShape:
     def assembler(self) -> Any:
         raise NotImplementedError
 
+    def resource(self, client: Any) -> Any:
+        """The SDK resource this shape posts to."""
+        raise NotImplementedError
+
     async def open(self, params: dict[str, Any]) -> Any:
         """Send the request; returns the SDK's async stream."""
         raise NotImplementedError
@@ -408,7 +408,9 @@ class _RequestShape:
         :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
         params = self.params(request)
         try:
-            self.endpoint.client()  # built (the SDK imported) before any deadline runs
+            # Built, and the SDK's resource imported (it imports each on first use, the
+            # responses types take a while), before any deadline runs.
+            self.resource(self.endpoint.client())
         except Exception as exc:
             raise self.endpoint.error(exc, output_started=False) from exc
         async for event in with_retries(self.endpoint.policy,
@@ -469,8 +471,11 @@ class ChatProvider(_RequestShape):
     def assembler(self) -> Any:
         return _ChatAssembler(self.endpoint.host)
 
+    def resource(self, client: Any) -> Any:
+        return client.chat.completions
+
     async def open(self, params: dict[str, Any]) -> Any:
-        return await self.endpoint.client().chat.completions.create(**params)
+        return await self.resource(self.endpoint.client()).create(**params)
 
 # ---- responses -------------------------------------------------------------------------------
 
@@ -660,8 +665,11 @@ class ResponsesProvider(_RequestShape):
     def assembler(self) -> Any:
         return _ResponsesAssembler(self.endpoint)
 
+    def resource(self, client: Any) -> Any:
+        return client.responses
+
     async def open(self, params: dict[str, Any]) -> Any:
-        return await self.endpoint.client().responses.create(**params)
+        return await self.resource(self.endpoint.client()).create(**params)
 
 # ---- registration ----------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ async def test_esc_ends_a_keepalive_stream_and_keeps_what_arrived(tmp_path, fake
     app = make_app(tmp_path, fake_provider.openai_url, flags=PATIENT)
     app.start()
     await type_text(app, "one", enter=True)
-    await wait_for(app, "partial")
+    await wait_for(app, "partial", timeout=30)
     await press(app, "esc")
     rows = await idle(app, timeout=5)
     assert "interrupted" in rows
@@ -30,7 +30,7 @@ async def test_esc_ends_a_retry_wait(tmp_path, fake_provider):
                    flags={**PATIENT, "max_retries": 2, "retry_after_cap": 600})
     app.start()
     await type_text(app, "one", enter=True)
-    await wait_for(app, "retrying in 300 s")
+    await wait_for(app, "retrying in 300 s", timeout=30)
     await press(app, "esc")
     rows = await idle(app, timeout=5)
     assert "interrupted" in rows
