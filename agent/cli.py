@@ -324,6 +324,11 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
         if session.recorder is not None:
             code = _report_saving(session, code)
             session.recorder.close()
+        elif getattr(session, "unsaved_reason", None) and session.messages:
+            print(f"agent: {len(session.messages)} message(s) were not saved: "
+                  f"{session.unsaved_reason}", file=sys.stderr)
+            if code == headless.EXIT_OK:
+                code = headless.EXIT_UNSAVED
         hooks.unconfigure(config)
     return code
 

@@ -131,6 +131,8 @@ class Session:
         self._noticed: asyncio.Event | None = None
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder
+        #: why this session is not being saved at all (no usable state database), or None
+        self.unsaved_reason: str | None = None
         #: the session that started this one (a subagent's parent), or None
         self.parent = parent
         self.hooks.session_start(self)

@@ -511,8 +511,11 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
         except StoreError as exc:
             if wants_old:
                 raise SessionLookupError(f"cannot resume: {exc}") from None
-            runtime.hooks.problems.append(f"this session will not be saved: {exc}")
-            return Session(runtime)
+            reason = f"this session will not be saved: {exc}"
+            runtime.hooks.problems.append(reason)
+            unsaved = Session(runtime)
+            unsaved.unsaved_reason = reason
+            return unsaved
     if store.read_only:
         runtime.hooks.problems.append(read_only_note(store))
     record: SessionRecord | None = None

@@ -127,6 +127,21 @@ def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         assert "first prompt" in listed.stdout, listed.stderr
 
 
+def test_a_read_only_state_dir_without_a_database_runs_unsaved_and_exits_5(tmp_path,
+                                                                          fake_provider):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with small_fs(tmp_path / "home", size="2m") as home:
+        remount_read_only(home)
+        fake_provider.script(Reply.text("answered"))
+        done = run(fake_provider.openai_url, home, ws, "-p", "hello")
+        assert done.returncode == 5, done.stderr
+        assert done.stdout.strip() == "answered"
+        assert "this session will not be saved" in done.stderr
+        assert "2 message(s) were not saved" in done.stderr
+        assert list(home.iterdir()) == []
+
+
 # ---- the full-screen UI: a banner that stays ----------------------------------------------
 
 

@@ -60,7 +60,8 @@ def attach(app: App, runtime: Any) -> None:
     if app.session is None:
         app.session = open_session(app, runtime)
         _load_history(app)
-        read_only = getattr(app.session.recorder, "read_only", None)
+        read_only = (getattr(app.session.recorder, "read_only", None)
+                     or getattr(app.session, "unsaved_reason", None))
         if read_only:  # the banner is up from the first frame, not after the first prompt
             from agent.ui.turns import UNSAVED_PANEL
 
