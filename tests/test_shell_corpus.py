@@ -301,3 +301,17 @@ async def test_read_only_commands_run_without_a_prompt_and_their_writing_variant
 
 
 HEADLESS_MODE = ("headless",)
+
+
+async def test_no_command_is_auto_allowed_when_the_sandbox_cannot_start(home_env, tmp_path):
+    # A sandbox was wanted (the default mode) but its binary cannot run: stricter approvals.
+    ws = tmp_path / "strict"
+    build_workspace(ws)
+    config, hooks = make_boot(
+        ws, tmp_path / "strict-home", file_data={"sandbox_bwrap": "/bin/false"}
+    )
+    bash = hooks.tools(config)["bash"]
+    gate = Gate(hooks, config, None)
+    call = ToolCall("c1", "bash", {"command": "ls -la"})
+    decision = await gate.decide(call, bash, bash.effects(call.arguments), None)
+    assert not decision.allowed and decision.by == "headless"  # asked, so denied headless
