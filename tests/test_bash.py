@@ -355,7 +355,8 @@ async def test_aborting_the_turn_kills_the_tree_and_records_an_aborted_call(boot
 async def test_ctrl_c_after_a_flood_keeps_the_whole_note_and_the_newest_output(boot, tmp_path):
     config, hooks, _ = boot
     token = new_token()
-    flood = (f"for i in $(seq 1 4000); do echo line-$i-of-output-that-is-long-enough; done; "
+    # Past what bash keeps of a stream (1,000,000 characters), so the head is dropped.
+    flood = (f"for i in $(seq 1 30000); do echo line-$i-of-output-that-is-long-enough; done; "
              f"echo LAST-LINE; sleep 30.{token}1")
     provider = ScriptedProvider(bash_call(flood), Message("assistant", [TextPart("ok")]))
     session = Session(Runtime(config, hooks, hooks.tools(config), provider, approver=approve))
