@@ -187,7 +187,7 @@ async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, f
     app.approval_guard = 0.0
     app.start()
     await type_text(app, "run it", enter=True)
-    await wait_for(app, "Run `echo $$ > pid.txt; sleep 30; echo done > after.txt`?")
+    await wait_for(app, f"Run `{command}`?")
     await press(app, "y")
     pid_file = app.workspace / "pid.txt"
     await wait_for(app, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
