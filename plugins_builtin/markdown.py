@@ -365,10 +365,14 @@ def _light() -> Any:
             self.body = body
 
         def rows(self, size: tuple[int], focus: bool = False) -> int:
-            return int(self.body.rows((max(1, size[0] - self.indent),)))
+            if size[0] <= self.indent:  # no room for the mark: the body alone
+                return int(self.body.rows(size))
+            return int(self.body.rows((size[0] - self.indent,)))
 
         def render(self, size: tuple[int], focus: bool = False) -> Any:
-            inner = max(1, size[0] - self.indent)
+            if size[0] <= self.indent:  # a canvas must be exactly as wide as asked
+                return self.body.render(size)
+            inner = size[0] - self.indent
             body = self.body.render((inner,))
             mark = u.CompositeCanvas(self.mark.render((self.indent,)))
             mark.pad_trim_top_bottom(0, body.rows() - 1)
