@@ -429,13 +429,13 @@ def test_missing_keys_name_mismatch_and_strict_json():
         parse_manifest(b"\xff\xfe")
 
 
-def test_a_pathological_pattern_is_rejected_at_install_in_under_100_ms():
+def test_a_pathological_pattern_is_rejected_at_install_by_its_characters():
+    # Refused for the regex syntax it uses, before any matching could run (the speed is
+    # in bench/, not asserted here).
     for pattern in ["(a+)+$", "^(a|aa)+$", "(.*a){20}", "[a-z]+\\d"]:
         manifest = json.dumps({**NO_SECRETS, "deny": [rule(commandPattern=pattern)]})
-        start = time.perf_counter()
         with pytest.raises(ManifestError) as info:
             parse_manifest(manifest, "no-secrets")
-        assert time.perf_counter() - start < 0.1
         assert "regular-expression syntax" in str(info.value)
 
 
