@@ -207,6 +207,8 @@ class Config:
     headless: bool = False
     plugins: Any = None  # the PluginHost, for plugins registering stateful objects
     notices: list[str] = field(default_factory=list)
+    #: the enabled plugins' tables (``agent_store_schema``), collected by ``Hooks.configure``
+    store_schemas: list[Any] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # run-time values (flags like --no-mcp)
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -20,6 +20,7 @@ from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.options import OptionRegistry
 from agent.prompt import Fragment
 from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
+from agent.store_schema import StoreSchema
 from agent.tools import Effects, Tool, ToolCall, ToolResult
 from agent.verdict import Verdict
 
@@ -73,9 +74,12 @@ class Hooks:
                 self._problem(plugin, "agent_addoption", exc)
 
     def configure(self, config: Any) -> None:
-        """Run ``agent_configure``.  ``ConfigError`` propagates (it stops startup)."""
+        """Collect the plugins' store schemas into ``config.store_schemas`` (so a plugin may
+        open the store from its own ``agent_configure``), then run ``agent_configure``.
+        ``ConfigError`` propagates (it stops startup)."""
         from agent.config import ConfigError
 
+        config.store_schemas = self.store_schemas(config)
         for plugin, fn, argnames in self._impls("agent_configure"):
             try:
                 fn(**{k: {"config": config}[k] for k in argnames})
@@ -144,6 +148,21 @@ class Hooks:
             except Exception as exc:
                 self._problem(plugin, "agent_register_commands", exc)
         return registry
+
+    def store_schemas(self, config: Any) -> list[StoreSchema]:
+        """Every plugin's :class:`agent.store_schema.StoreSchema`, in plugin-name order.  A
+        schema must carry its plugin's own name (no plugin migrates another's tables)."""
+        found: list[StoreSchema] = []
+        for plugin, result in self._each("agent_store_schema", config=config):
+            if result is None:
+                continue
+            if not isinstance(result, StoreSchema) or result.name != plugin:
+                self.problems.append(
+                    f"plugin {plugin}: agent_store_schema must return a StoreSchema named "
+                    f"{plugin!r}, not {result!r}; its tables are not migrated")
+                continue
+            found.append(result)
+        return found
 
     def cli_commands(self) -> dict[str, tuple[Callable[..., int], str]]:
         """Plugin subcommands: name -> (handler(argv, boot), summary)."""

@@ -240,6 +240,36 @@ def agent_guard_tool_call(call, effects, session):
 
 
 @hookspec
+def agent_store_schema(config):
+    """Declare the plugin's own tables in the state database, with their migrations.
+
+    Return an :class:`agent.store_schema.StoreSchema` named after the plugin, or None.  Its
+    ``migrations`` are ordered SQL scripts (or functions taking the ``sqlite3`` connection);
+    the schema's version is how many there are, recorded per plugin in the ``plugin_schema``
+    table.  Whenever the store is opened with :meth:`agent.store.Store.for_config` (the way
+    a plugin opens it), every plugin's pending migrations run in one write transaction: all
+    of them apply, or none.  Append migrations, never edit a shipped one.  A database
+    holding a *newer* version of the plugin's tables than its migrations reach is refused
+    with a clear error (nothing is touched); a disabled plugin's tables are left as they
+    are.  Called once per run, before ``agent_configure``.
+
+    Example::
+
+        SCHEMA = StoreSchema("bookmarks", (
+            "CREATE TABLE bookmarks (id INTEGER PRIMARY KEY, project TEXT, url TEXT);",
+        ))
+
+        @hookimpl
+        def agent_store_schema(config):
+            return SCHEMA
+
+        def bookmarks(config):
+            with Store.for_config(config) as store:
+                return store.query("SELECT url FROM bookmarks")
+    """
+
+
+@hookspec
 def agent_secret_matchers(config):
     """Say which workspace paths hold secrets, for the sandbox to hide from every command.
 

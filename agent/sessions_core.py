@@ -57,7 +57,7 @@ def open_store(config: Any) -> Store:
     opened read-only instead (``store.read_only`` says why): saved sessions can still be
     listed and continued, and the run goes on unsaved, saying so."""
     try:
-        return Store.open(config.state_dir)
+        return Store.for_config(config)
     except StoreError as exc:
         path = Path(config.state_dir) / DB_NAME
         if not path.is_file():

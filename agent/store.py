@@ -7,15 +7,16 @@ was still streaming; two ``agent`` processes can write at once without corruptin
 interleaving each other's sessions (WAL + ``busy_timeout`` + ``BEGIN IMMEDIATE``); and the
 ledger can be summed with plain SQL.
 
-Schema changes are ordered SQL scripts in :data:`MIGRATIONS`; ``PRAGMA user_version`` records
-how many have been applied.  Opening an older database applies the missing ones inside one
-write transaction (so two processes opening it at once cannot both migrate).  To extend the
-schema, append a script to :data:`MIGRATIONS` (never edit a shipped one) and write the
-functions that use it against :meth:`Store.transaction` / :attr:`Store.conn`::
+The core's schema changes are ordered SQL scripts in :data:`MIGRATIONS`; ``PRAGMA
+user_version`` records how many have been applied.  Opening an older database applies the
+missing ones inside one write transaction (so two processes opening it at once cannot both
+migrate).  Never edit a shipped script; append one.
 
-    MIGRATIONS.append('''
-        CREATE TABLE memory (id TEXT PRIMARY KEY, ...);
-    ''')
+A plugin's tables are not here: the plugin declares them with the ``agent_store_schema`` hook
+(a :class:`agent.store_schema.StoreSchema`, versioned per plugin), and
+:meth:`Store.for_config` applies every enabled plugin's pending migrations when it opens the
+database.  The plugin then reads and writes them through :meth:`Store.transaction` and
+:meth:`Store.query`.
 
 Only the standard library is imported, so opening the store costs a few milliseconds.
 """
@@ -26,7 +27,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ from typing import Any
 from urllib.parse import quote
 
 from agent.private import open_private, private_dir, tighten
+from agent.store_schema import SchemaError, StoreSchema, statements
+from agent.store_schema import apply as apply_schemas
 
 DB_NAME = "agent.db"
 
@@ -96,23 +99,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX usage_by_ts ON usage (ts);
     CREATE INDEX usage_by_session ON usage (session_id, turn);
     """,
-    # v3: project memory (the memory plugin).  ``project`` is the absolute workspace path.
-    # Its full-text index (memory_fts) is derived data, created by the plugin where SQLite
-    # has FTS5, so a build without FTS5 can still open this database.
-    """
-    CREATE TABLE memory (
-        n           INTEGER PRIMARY KEY AUTOINCREMENT,
-        id          TEXT NOT NULL UNIQUE,
-        project     TEXT NOT NULL,
-        kind        TEXT NOT NULL,
-        text        TEXT NOT NULL,
-        created_at  REAL NOT NULL,
-        hits        INTEGER NOT NULL DEFAULT 0,
-        last_hit    REAL
-    );
-    CREATE UNIQUE INDEX memory_by_text ON memory (project, text);
-    CREATE INDEX memory_by_project ON memory (project, created_at);
-    """,
+    # v3 created the memory plugin's table; the plugin now owns it through its own versioned
+    # schema (agent.store_schema), whose first migration adopts the table where v3 made it.
+    # Kept as an empty step so databases at v3 stay current.
+    "",
 ]
 
 
@@ -173,21 +163,10 @@ def _dumps(value: Any) -> str:
     return text
 
 
-def _statements(script: str) -> Iterator[str]:
-    """Split a migration script into complete statements (``executescript`` would commit)."""
-    buffer = ""
-    for piece in script.split(";"):
-        buffer += piece + ";"
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip(" \n\t;"):
-                yield buffer
-            buffer = ""
-    if buffer.strip(" \n\t;"):
-        yield buffer
-
-
-def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Connection:
-    """Open ``path`` (creating it and its directory), set WAL mode, and migrate it.
+def connect(path: Path | str, migrations: list[str] | None = None,
+            schemas: Iterable[StoreSchema] = ()) -> sqlite3.Connection:
+    """Open ``path`` (creating it and its directory), set WAL mode, and migrate it: the
+    core's :data:`MIGRATIONS`, then the plugins' ``schemas`` (:mod:`agent.store_schema`).
 
     The connection is in autocommit mode (``isolation_level=None``): write through
     :meth:`Store.transaction`, which issues ``BEGIN IMMEDIATE`` so concurrent writers queue on
@@ -206,7 +185,10 @@ def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Co
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
     try:
-        _set_up(conn, migrations, path)
+        _set_up(conn, migrations, path, list(schemas))
+    except SchemaError as exc:
+        conn.close()
+        raise StoreError(str(exc)) from None
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(f"{path}: {exc}") from None
@@ -216,7 +198,8 @@ def connect(path: Path | str, migrations: list[str] | None = None) -> sqlite3.Co
     return conn
 
 
-def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path) -> None:
+def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path,
+            schemas: list[StoreSchema]) -> None:
     """Pragmas and migrations, retried while another process holds the lock.
 
     Switching a new database to WAL (and migrating it) needs locks that SQLite may refuse at
@@ -234,6 +217,7 @@ def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path) -> None
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             _migrate(conn, migrations, path)
+            apply_schemas(conn, schemas, path)
             return
         except sqlite3.OperationalError as exc:
             text = str(exc).lower()
@@ -259,7 +243,7 @@ def _migrate(conn: sqlite3.Connection, migrations: list[str], path: Path) -> Non
                 f"v{len(migrations)}). Upgrade agent, or set AGENT_HOME to use another state "
                 "directory.")
         for number in range(current, len(migrations)):
-            for statement in _statements(migrations[number]):
+            for statement in statements(migrations[number]):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(migrations)}")
         conn.execute("COMMIT")
@@ -283,9 +267,18 @@ class Store:
         self._lock = threading.RLock()
 
     @classmethod
-    def open(cls, state_dir: Path | str) -> Store:
+    def open(cls, state_dir: Path | str, schemas: Iterable[StoreSchema] = ()) -> Store:
+        """Open ``<state_dir>/agent.db`` with the core's tables and the given plugin
+        ``schemas`` migrated (raises :class:`StoreError`)."""
         path = Path(state_dir) / DB_NAME
-        return cls(connect(path), path)
+        return cls(connect(path, schemas=schemas), path)
+
+    @classmethod
+    def for_config(cls, config: Any) -> Store:
+        """Open the run's state database with every enabled plugin's tables migrated (the
+        schemas the ``agent_store_schema`` hook answered, kept in ``config.store_schemas``).
+        The way plugins open the store."""
+        return cls.open(config.state_dir, config.store_schemas)
 
     @classmethod
     def open_read_only(cls, path: Path | str, reason: str) -> Store:

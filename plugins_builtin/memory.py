@@ -1,8 +1,10 @@
 """Project memory: remember, recall and forget notes that outlive the session; /notes, /memory.
 
 Notes live in the state database (``memory`` table, one project per absolute workspace path),
-with an FTS5 full-text index where SQLite has it.  At the start of a session the 20 most used
-(then newest) notes go into the system prompt with a caveat to verify them against the code.
+with an FTS5 full-text index where SQLite has it; the plugin owns the table through its store
+schema (:data:`SCHEMA`, the ``agent_store_schema`` hook).  At the start of a session the 20
+most used (then newest) notes go into the system prompt with a caveat to verify them against
+the code.
 ``--no-memory`` (or ``memory = false``) turns it all off: nothing is loaded, nothing written,
 and the tools are not offered.
 """
@@ -32,7 +34,7 @@ from agent.commands import show
 from agent.messages import Message
 from agent.providers import ProviderRequest, StepFinished, TextDelta
 from agent.session import new_session_id
-from agent.store import Store
+from agent.store import Store, StoreSchema
 
 log = logging.getLogger("agent.memory")
 
@@ -52,6 +54,28 @@ note, and keep every fact that is still useful. Answer with the notes only, one 
 the form `[kind] text`, where kind is fact, decision, gotcha or command and text is at most
 400 characters. No other lines."""
 
+#: The plugin's tables, versioned on their own (agent.store_schema).  v1 adopts the table the
+#: core's schema v3 created in databases from before the plugin owned it (hence IF NOT
+#: EXISTS): their notes stay where they are.  Append migrations; never edit a shipped one.
+SCHEMA = StoreSchema("memory", (
+    """
+    CREATE TABLE IF NOT EXISTS memory (
+        n           INTEGER PRIMARY KEY AUTOINCREMENT,
+        id          TEXT NOT NULL UNIQUE,
+        project     TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        created_at  REAL NOT NULL,
+        hits        INTEGER NOT NULL DEFAULT 0,
+        last_hit    REAL
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS memory_by_text ON memory (project, text);
+    CREATE INDEX IF NOT EXISTS memory_by_project ON memory (project, created_at);
+    """,
+))
+
+# The full-text index is derived data, created where SQLite has FTS5 (not a migration, so a
+# build without FTS5 can still open the database).
 FTS_SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 ("
     "text, content='memory', content_rowid='n', tokenize='unicode61 remove_diacritics 2')",
@@ -276,7 +300,7 @@ def memory_for(config: Any) -> Memory:
     with _lock:
         store = _stores.get(path)
         if store is None:
-            store = _stores[path] = Store.open(path)
+            store = _stores[path] = Store.for_config(config)
     return Memory(store, str(Path(config.workspace).resolve()))
 
 
@@ -361,6 +385,11 @@ def agent_addoption(options):
     options.add(Option("memory", type="bool", default=True, flag="--no-memory", negate=True,
                        help="turn project memory off: no notes loaded or saved, no "
                             "remember/recall/forget tools"))
+
+
+@hookimpl
+def agent_store_schema(config):
+    return SCHEMA
 
 
 @hookimpl

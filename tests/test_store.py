@@ -13,6 +13,7 @@ import pytest
 
 from agent import store as store_mod
 from agent.store import MIGRATIONS, SessionRecord, Store, StoreError, UsageEntry
+from agent.store_schema import statements
 
 
 def record(sid: str, cwd: str = "/w", when: float | None = None, **kw) -> SessionRecord:
@@ -84,7 +85,7 @@ def test_a_failing_migration_leaves_the_database_untouched(tmp_path):
 def test_statement_splitter_keeps_semicolons_inside_strings_and_triggers():
     script = ("CREATE TABLE t (x TEXT DEFAULT ';');\n"
               "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET x = 'a;b'; END;\n")
-    assert [s.strip().split()[1] for s in store_mod._statements(script)] == ["TABLE", "TRIGGER"]
+    assert [s.strip().split()[1] for s in statements(script)] == ["TABLE", "TRIGGER"]
 
 
 WRITER = textwrap.dedent("""
