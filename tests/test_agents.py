@@ -35,6 +35,7 @@ def system_of(request) -> str:
 # ---- startup ----------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_unknown_agent_fails_at_startup_with_the_list(tmp_path, how):
     args = ["-p", "hi"] + (["--agent", "turbo"] if how == "flag" else [])

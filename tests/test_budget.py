@@ -35,6 +35,7 @@ def headless(tmp_path, fake_provider, *args: str):
                      AGENT_BASE_URL=fake_provider.openai_url)
 
 
+@pytest.mark.e2e
 def test_headless_run_stops_before_the_request_that_could_cross_the_cap(tmp_path,
                                                                         fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
@@ -52,6 +53,7 @@ def test_headless_run_stops_before_the_request_that_could_cross_the_cap(tmp_path
     assert fake_provider.pending == 1
 
 
+@pytest.mark.e2e
 def test_headless_text_mode_names_the_cap_on_stderr(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
                          Reply.text("never sent"))
@@ -61,6 +63,7 @@ def test_headless_text_mode_names_the_cap_on_stderr(tmp_path, fake_provider):
     assert len(fake_provider.requests) == 1
 
 
+@pytest.mark.e2e
 def test_the_same_run_under_a_larger_cap_completes(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
                          Reply.text("It is late."))
@@ -69,6 +72,7 @@ def test_the_same_run_under_a_larger_cap_completes(tmp_path, fake_provider):
     assert proc.stdout.strip() == "It is late."
 
 
+@pytest.mark.e2e
 def test_a_cap_that_is_not_positive_is_a_usage_error(tmp_path):
     proc = run_agent(["-p", "hi", "--max-spend", "0"], home=tmp_path / "home", cwd=tmp_path)
     assert proc.returncode == 2

@@ -65,6 +65,7 @@ EFFECTS = {
 }
 
 
+@pytest.mark.e2e
 def test_every_no_flag_has_a_row_and_help_that_says_off(tmp_path):
     helps = help_lines(tmp_path)
     assert set(helps) == set(EFFECTS), "add a row to EFFECTS for each --no-* flag"
@@ -73,6 +74,7 @@ def test_every_no_flag_has_a_row_and_help_that_says_off(tmp_path):
         assert OFF_WORDS.search(said), f"{flag}: help does not say what it turns off: {text}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("flag", sorted(EFFECTS))
 def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
     ws = tmp_path / "ws"
@@ -98,6 +100,7 @@ def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
 # ---- agent -v says where it runs from --------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_version_names_the_editable_checkout_it_runs_from(tmp_path):
     proc = run_agent(["-v"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

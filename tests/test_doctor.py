@@ -7,6 +7,8 @@ import socket
 import pytest
 from clirun import run_agent
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 
 @pytest.fixture
 def dirs(tmp_path):

@@ -21,6 +21,7 @@ from killtrial import agent_cmd, run_trials, saved_messages, summary
 from wirecheck import assert_valid_request
 
 
+@pytest.mark.e2e
 def test_kill_9_at_random_moments(tmp_path):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -57,6 +58,7 @@ def _gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig):
     home, ws = tmp_path / "home", tmp_path / "ws"

@@ -227,6 +227,7 @@ def write_config(home, text):
     (home / "config.toml").write_text(text, encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_headless_run_fails_over_and_books_usage_at_the_fallback_model(tmp_path, fake_provider,
                                                                        backup):
     home, ws = tmp_path / "home", tmp_path / "ws"
@@ -258,6 +259,7 @@ api_key_env = "{KEY_ENV}"
     assert rows == [(CLAUDE, 2000, pytest.approx(cost))]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("fallback", "message"), [
     ('[{provider = "antropic"}]',
      'fallback[0]: unknown provider "antropic". Available: anthropic, openai'),

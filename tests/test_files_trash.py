@@ -132,6 +132,7 @@ async def test_slash_command(env):
     assert app.shown[-1].startswith("Restored ") and env.read("gone.txt") == "bye"
 
 
+@pytest.mark.e2e
 async def test_cli_subcommand(env):
     env.write("doc.md", "# doc\n")
     await env.ok("delete_file", {"path": "doc.md"})

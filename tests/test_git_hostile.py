@@ -92,6 +92,7 @@ def check_run(hostile, requests, log=""):
         assert "first" in results["d4"], results["d4"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", NAMES)
 def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name):
     """The real CLI, headless, default mode (git under the read-only sandbox)."""

@@ -84,6 +84,7 @@ def events_of(proc):
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
         world, fake_provider, kind):
@@ -111,6 +112,7 @@ def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
     assert told and all(name in t for t in told)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["string", "dict", "bad_decision"])
 def test_a_garbage_answer_is_reported_with_what_it_was(world, fake_provider, kind):
     ws, home, site = world
@@ -123,6 +125,7 @@ def test_a_garbage_answer_is_reported_with_what_it_was(world, fake_provider, kin
     assert shown in notice
 
 
+@pytest.mark.e2e
 def test_an_async_guard_is_refused_at_registration(world, fake_provider):
     ws, home, site = world
     make_guard_dist(site, "async_guard", "return Verdict.allow()", is_async=True)
@@ -135,6 +138,7 @@ def test_an_async_guard_is_refused_at_registration(world, fake_provider):
     assert "plugin async_guard failed to load" in proc.stderr and "async def" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
     """A refused plugin is unregistered whole: its tools are not offered either."""
     ws, home, site = world
@@ -163,6 +167,7 @@ def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
     assert "asyncy_tool" not in names and "read_file" in names
 
 
+@pytest.mark.e2e
 def test_a_hung_guard_does_not_stop_a_later_turn_or_the_builtin_guards(world, fake_provider):
     """With a guard hung on an earlier call, the next calls are refused at once (no thread
     pile-up), the builtin guards still answer, and the process exits."""
@@ -230,6 +235,7 @@ async def test_a_slow_guard_never_blocks_the_event_loop(tmp_path):
     assert by == "rule"  # the guard answered None once released: no fault
 
 
+@pytest.mark.e2e
 def test_policy_explain_times_out_a_hung_guard_too(world):
     ws, home, site = world
     make_guard_dist(site, "hanger", "threading.Event().wait()")

@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from clirun import run_agent
 from conftest import lay_out_distribution
+
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 TEMPLATE = Path(__file__).parents[1] / "docs" / "plugins" / "guard-template"
 

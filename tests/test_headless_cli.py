@@ -10,6 +10,8 @@ import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs/events.schema.json").read_text())
 
 

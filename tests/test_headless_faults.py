@@ -16,6 +16,8 @@ from clirun import agent_env, run_agent
 from fakeprovider import Reply
 from wirecheck import assert_human, assert_valid_request
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 
 @pytest.fixture
 def dirs(tmp_path):

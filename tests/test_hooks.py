@@ -57,6 +57,7 @@ def test_agent_addoption_declares_a_config_key(tmp_path):
         boot_with(tmp_path / "c", P(), file_data={"probe_level": "high"})
 
 
+@pytest.mark.e2e
 def test_agent_configure_can_stop_startup(tmp_path, fake_provider):
     site = tmp_path / "site"
     site.mkdir()
@@ -77,6 +78,7 @@ def agent_configure(config):
     assert fake_provider.requests == []
 
 
+@pytest.mark.e2e
 def test_agent_unconfigure_runs_at_exit(tmp_path, fake_provider):
     site = tmp_path / "site"
     site.mkdir()
@@ -223,6 +225,7 @@ def test_agent_register_commands_and_keys(tmp_path):
     assert keymap.bound["f9"] == "probe"
 
 
+@pytest.mark.e2e
 def test_agent_register_cli_commands(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

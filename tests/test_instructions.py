@@ -69,6 +69,7 @@ async def test_an_agents_md_written_mid_session_is_picked_up(tmp_path, fake_prov
     assert "--- AGENTS.md ---\nfresh rule" in system_of(fake_provider.requests[1])
 
 
+@pytest.mark.e2e
 def test_no_instructions_flag_keeps_them_out_of_the_prompt(repo, tmp_path, fake_provider):
     _, ws = repo
     args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,

@@ -649,6 +649,7 @@ async def test_http_server_with_headers(tmp_path, http_server):
         hooks.unconfigure(config)
 
 
+@pytest.mark.e2e
 def test_headless_run_calls_the_time_server(real_servers, fake_provider):
     """The acceptance run: with the tools cached by an earlier connection (the module's own
     time server, same config), `agent -p ... --yolo --json` offers them at once and the call
@@ -675,6 +676,7 @@ def test_headless_run_calls_the_time_server(real_servers, fake_provider):
     assert pids_with(real_servers.marker) == before  # the run's own server exited with it
 
 
+@pytest.mark.e2e
 def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provider):
     """Nothing cached (a fresh AGENT_HOME) and a server slow to start: the first request of
     `agent -p` still offers its tools, and a first step that calls one succeeds."""
@@ -699,6 +701,7 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
     assert "first try" in fake_provider.bodies[1]["messages"][-1]["content"]
 
 
+@pytest.mark.e2e
 def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -723,6 +726,7 @@ def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provide
     assert pids(pidfile) and not any(alive(p) for p in pids(pidfile))
 
 
+@pytest.mark.e2e
 def test_shell_commands(stubbed, tmp_path, capsys):
     assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
     out = capsys.readouterr().out.splitlines()

@@ -116,6 +116,7 @@ async def test_destructive_hint_is_named_in_the_approval_and_read_only_is_opt_in
             hooks.unconfigure(config)
 
 
+@pytest.mark.e2e
 def test_headless_elicitation_is_declined(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -204,6 +205,7 @@ async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_pat
         hooks.unconfigure(config)
 
 
+@pytest.mark.e2e
 def test_headless_sampling_is_declined_and_no_model_call_is_made(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()

@@ -16,6 +16,8 @@ from clirun import run_agent
 from fakeprovider import Reply
 from mcp_oauth_server import ApprovingProvider, make_app
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 
 @pytest.fixture
 def secure():

@@ -23,6 +23,7 @@ WIRES = {  # wire format -> agent flags
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("wire", sorted(WIRES))
 def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
         wire, tmp_path, fake_provider):

@@ -127,6 +127,7 @@ async def test_top_20_notes_are_in_the_prompt_by_hits_then_recency(setup, fake_p
     assert lines == ["- (fact) note 03", *[f"- (fact) note {i:02d}" for i in range(24, 5, -1)]]
 
 
+@pytest.mark.e2e
 def test_no_memory_loads_nothing_offers_no_tools_and_writes_nothing(tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()

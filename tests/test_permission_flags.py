@@ -53,6 +53,7 @@ def bash(command):
 
 # ---- --allow --------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_allow_a_tool_lets_its_writes_reach_disk_and_nothing_else(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -63,6 +64,7 @@ def test_allow_a_tool_lets_its_writes_reach_disk_and_nothing_else(dirs, fake_pro
     assert not marker.exists()
 
 
+@pytest.mark.e2e
 def test_without_flags_the_same_write_never_reaches_disk(dirs, fake_provider):
     home, ws = dirs
     proc = agent(fake_provider, home, ws, calls=[write("a.txt", "A")])
@@ -73,6 +75,7 @@ def test_without_flags_the_same_write_never_reaches_disk(dirs, fake_provider):
     assert "--allow write_file" in told[0]  # the model can tell the user what to pass
 
 
+@pytest.mark.e2e
 def test_allow_a_command_pattern_allows_only_what_it_matches(dirs, fake_provider):
     home, ws = dirs
     # touch writes its file, so the write needs allowing too (write_file rules judge it)
@@ -85,6 +88,7 @@ def test_allow_a_command_pattern_allows_only_what_it_matches(dirs, fake_provider
     assert sorted(os.listdir(ws)) == ["ok.txt"]
 
 
+@pytest.mark.e2e
 def test_allow_rules_repeat_and_each_part_of_a_compound_command_may_match_another(
         dirs, fake_provider):
     home, ws = dirs
@@ -95,6 +99,7 @@ def test_allow_rules_repeat_and_each_part_of_a_compound_command_may_match_anothe
     assert sorted(os.listdir(ws)) == ["a1", "b1"]
 
 
+@pytest.mark.e2e
 def test_allow_with_a_path_pattern(dirs, fake_provider):
     home, ws = dirs
     (ws / "src").mkdir()
@@ -104,6 +109,7 @@ def test_allow_with_a_path_pattern(dirs, fake_provider):
     assert sorted(os.listdir(ws / "src")) == ["a.py", "b.py"] and not (ws / "docs").exists()
 
 
+@pytest.mark.e2e
 def test_allow_never_lifts_a_config_deny(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text(
@@ -115,6 +121,7 @@ def test_allow_never_lifts_a_config_deny(dirs, fake_provider):
     assert not (ws / "locked" / "x").exists() and (ws / "free.txt").exists()
 
 
+@pytest.mark.e2e
 def test_allow_never_lifts_a_project_deny(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -125,6 +132,7 @@ def test_allow_never_lifts_a_project_deny(dirs, fake_provider):
     assert not (ws / "gen").exists() and (ws / "main.c").exists()
 
 
+@pytest.mark.e2e
 def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provider):
     home, ws = dirs
     (ws / ".env").write_text("TOKEN=1\n")
@@ -136,6 +144,7 @@ def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provi
     assert "TOKEN=1" not in json.dumps(fake_provider.requests[1].body)
 
 
+@pytest.mark.e2e
 def test_allow_never_allows_a_command_that_cannot_be_resolved(dirs, fake_provider):
     home, ws = dirs
     marker = ws / "marker"
@@ -148,6 +157,7 @@ def test_allow_never_allows_a_command_that_cannot_be_resolved(dirs, fake_provide
 
 # ---- --deny ---------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_deny_holds_under_yolo_and_against_an_allow(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -162,6 +172,7 @@ def test_deny_holds_under_yolo_and_against_an_allow(dirs, fake_provider):
     assert "--deny 'write_file:secret/*'" in told[0]
 
 
+@pytest.mark.e2e
 def test_flag_rules_on_write_file_judge_the_files_a_command_writes(dirs, fake_provider):
     home, ws = dirs
     (ws / "secret").mkdir()
@@ -177,6 +188,7 @@ def test_flag_rules_on_write_file_judge_the_files_a_command_writes(dirs, fake_pr
     assert not (ws / "b.txt").exists()
 
 
+@pytest.mark.e2e
 def test_deny_a_command_part_inside_a_compound_command(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -186,6 +198,7 @@ def test_deny_a_command_part_inside_a_compound_command(dirs, fake_provider):
     assert not marker.exists()
 
 
+@pytest.mark.e2e
 def test_deny_matches_symlinked_spellings_of_a_path(dirs, fake_provider):
     home, ws = dirs
     (ws / "secret").mkdir()
@@ -198,6 +211,7 @@ def test_deny_matches_symlinked_spellings_of_a_path(dirs, fake_provider):
 
 # ---- --permission-mode ----------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_accept_edits_allows_edits_inside_the_workspace_only(dirs, fake_provider):
     home, ws = dirs
     outside = ws.parent / "outside"
@@ -218,6 +232,7 @@ def test_accept_edits_allows_edits_inside_the_workspace_only(dirs, fake_provider
     assert os.listdir(outside) == [] and not marker.exists()
 
 
+@pytest.mark.e2e
 def test_accept_edits_leaves_configured_rules_in_charge(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nwrite_file = { "*" = "ask" }\n')
@@ -227,6 +242,7 @@ def test_accept_edits_leaves_configured_rules_in_charge(dirs, fake_provider):
     assert not (ws / "a.txt").exists()
 
 
+@pytest.mark.e2e
 def test_plan_mode_is_read_only_even_under_yolo(dirs, fake_provider):
     home, ws = dirs
     (ws / "notes.txt").write_text("read me\n")
@@ -244,6 +260,7 @@ def test_plan_mode_is_read_only_even_under_yolo(dirs, fake_provider):
     assert "plan mode" in told[1]
 
 
+@pytest.mark.e2e
 def test_permission_mode_from_the_config_file(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('permission_mode = "plan"\n')
@@ -252,6 +269,7 @@ def test_permission_mode_from_the_config_file(dirs, fake_provider):
     assert not (ws / "a.txt").exists()
 
 
+@pytest.mark.e2e
 def test_a_project_cannot_choose_the_permission_mode(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -262,6 +280,7 @@ def test_a_project_cannot_choose_the_permission_mode(dirs, fake_provider):
 
 # ---- bad input ------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("flags,expected", [
     (["--allow", ":x"], "name a tool before the pattern"),
     (["--allow", "bash:"], "the pattern after ':' is empty"),
@@ -279,6 +298,7 @@ def test_bad_flags_stop_with_a_clear_error_before_any_request(dirs, fake_provide
     assert fake_provider.requests == [] and not (ws / "a.txt").exists()
 
 
+@pytest.mark.e2e
 def test_wildcard_and_mcp_keys_are_accepted_without_a_matching_tool(dirs, fake_provider):
     home, ws = dirs
     proc = agent(fake_provider, home, ws, "--deny", "mcp__*", "--allow", "mcp__srv__tool",
@@ -286,6 +306,7 @@ def test_wildcard_and_mcp_keys_are_accepted_without_a_matching_tool(dirs, fake_p
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.e2e
 def test_policy_explain_takes_the_same_flags(dirs):
     home, ws = dirs
     explain = ["policy", "explain", "bash", '{"command": "pytest -x"}']
@@ -320,6 +341,7 @@ async def test_the_ui_header_says_what_the_flags_add(tmp_path, fake_provider):
         app.hooks.unconfigure(app.config)
 
 
+@pytest.mark.e2e
 def test_allow_follows_symlinks_to_where_a_path_really_leads(dirs, fake_provider):
     home, ws = dirs
     (ws / "src").mkdir()

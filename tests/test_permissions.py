@@ -161,6 +161,7 @@ async def test_repeat_guard_asks_on_third_identical_call(tmp_path):
     assert (await gate.decide(call, READ, READ.effects(call.arguments), None)).allowed
 
 
+@pytest.mark.e2e
 def test_policy_explain_cli(tmp_path):
     home = tmp_path / "h"
     home.mkdir()

@@ -42,6 +42,7 @@ def agent_register_toolz(register, config):
     return site, marker
 
 
+@pytest.mark.e2e
 def test_list_reports_every_state(tmp_path, site):
     path, marker = site
     proc = run_agent(["plugins"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH=str(path))
@@ -54,6 +55,7 @@ def test_list_reports_every_state(tmp_path, site):
     assert "enabled" in rows["tattler"] and marker.exists()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["config", "flag", "env"])
 def test_blocked_plugin_is_never_imported(tmp_path, site, fake_provider, how):
     path, marker = site
@@ -77,6 +79,7 @@ def test_blocked_plugin_is_never_imported(tmp_path, site, fake_provider, how):
     assert "plugin broken failed to load" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_disable_and_enable_edit_config_without_importing(tmp_path, site):
     path, marker = site
     home = tmp_path / "h"
@@ -92,17 +95,20 @@ def test_disable_and_enable_edit_config_without_importing(tmp_path, site):
     assert '"tattler"' not in (home / "config.toml").read_text() and not marker.exists()
 
 
+@pytest.mark.e2e
 def test_essential_plugin_refuses_to_be_disabled(tmp_path):
     proc = run_agent(["plugins", "disable", "core"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 2 and "essential" in proc.stderr
     assert not (tmp_path / "h" / "config.toml").exists()
 
 
+@pytest.mark.e2e
 def test_unknown_plugin_name_is_refused(tmp_path):
     proc = run_agent(["plugins", "disable", "nosuch"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 2 and 'no such plugin "nosuch"' in proc.stderr
 
 
+@pytest.mark.e2e
 def test_no_sdk_import_on_version_help_or_plugins(tmp_path):
     for args in (["--version"], ["--help"], ["plugins"]):
         proc = run_agent(["-X", "importtime"][:0] + args, home=tmp_path / "h", cwd=tmp_path,
@@ -178,6 +184,7 @@ def test_every_builtin_plugin_is_an_entry_point():
     assert modules <= listed, modules - listed
 
 
+@pytest.mark.e2e
 def test_no_plugins_keeps_builtins_and_drops_third_party(tmp_path, site, fake_provider):
     path, marker = site
     fake_provider.script(Reply.text("still works"))
@@ -191,6 +198,7 @@ def test_no_plugins_keeps_builtins_and_drops_third_party(tmp_path, site, fake_pr
     assert "read_file" in tools and "scribble" not in tools  # builtins stay, example is gone
 
 
+@pytest.mark.e2e
 def test_unknown_plugin_names_in_config_are_reported(tmp_path, fake_provider):
     home = tmp_path / "h"
     home.mkdir()

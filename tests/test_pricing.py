@@ -67,6 +67,7 @@ def test_format_usd(amount, text):
     assert format_usd(amount) == text
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("model,expected", [
     ("gpt-5", (1000 * 1.25 + 200 * 10) / 1e6),
     ("my-local-model", None),

@@ -73,6 +73,7 @@ def resume(srv, home, ws, prompt: str):
                      AGENT_OPENAI_API="chat")
 
 
+@pytest.mark.e2e
 def test_resuming_a_long_session_costs_two_summary_requests_then_none(dirs, fake_provider):
     home, ws = dirs
     messages = history(150)  # 600 messages; the transcript needs ~30 chunks of the budget

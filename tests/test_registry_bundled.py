@@ -128,6 +128,7 @@ def headless_destroy(fake_provider, home, ws, bin_dir):
                      PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
+@pytest.mark.e2e
 def test_offline_search_install_block_and_tamper(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -191,6 +192,7 @@ def test_a_tampered_remote_manifest_is_refused_and_its_rules_are_gone_loudly(tmp
     assert "changed after it was installed" in installed.problems[0][1]
 
 
+@pytest.mark.e2e
 def test_a_registry_skill_changed_after_install_is_never_read(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()

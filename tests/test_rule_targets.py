@@ -38,6 +38,7 @@ def run(fake_provider, home, ws, calls, *flags):
     return out
 
 
+@pytest.mark.e2e
 def test_a_skill_rule_denies_the_named_skill_and_allows_the_rest(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nskill = {"*" = "allow", "commit" = "deny"}\n')
@@ -52,6 +53,7 @@ def test_a_skill_rule_denies_the_named_skill_and_allows_the_rest(dirs, fake_prov
     assert "Refused by the permission rule" in told[0]
 
 
+@pytest.mark.e2e
 def test_a_skill_rule_holds_under_yolo(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nskill = {"commit" = "deny"}\n')
@@ -59,6 +61,7 @@ def test_a_skill_rule_holds_under_yolo(dirs, fake_provider):
     assert out["c0"][:2] == ("tool-denied", "rule")
 
 
+@pytest.mark.e2e
 def test_a_deny_flag_on_a_skill(dirs, fake_provider):
     home, ws = dirs
     out = run(fake_provider, home, ws, [("skill", {"name": "commit"}),
@@ -67,6 +70,7 @@ def test_a_deny_flag_on_a_skill(dirs, fake_provider):
     assert out["c0"][:2] == ("tool-denied", "rule") and out["c1"][0] == "tool-result"
 
 
+@pytest.mark.e2e
 def test_a_task_rule_matches_the_subagent_kind(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\ntask = {"*" = "allow", "review" = "deny"}\n')
@@ -83,6 +87,7 @@ def test_a_task_rule_matches_the_subagent_kind(dirs, fake_provider):
     assert len(fake_provider.requests) == 2  # no subagent request was ever made
 
 
+@pytest.mark.e2e
 def test_a_grep_rule_matches_the_search_pattern(dirs, fake_provider):
     home, ws = dirs
     (ws / "a.txt").write_text("password = hunter2\nTODO: fix\n")
@@ -102,6 +107,7 @@ def git(ws, *argv):
                         "PATH": "/usr/bin:/bin", "HOME": str(ws)})
 
 
+@pytest.mark.e2e
 def test_a_git_show_rule_matches_the_ref_and_a_rev_path_is_a_read(dirs, fake_provider):
     home, ws = dirs
     git(ws, "init", "-q", "-b", "main")
@@ -122,6 +128,7 @@ def test_a_git_show_rule_matches_the_ref_and_a_rev_path_is_a_read(dirs, fake_pro
     assert "TOPSECRET" not in json.dumps(fake_provider.requests[1].body)
 
 
+@pytest.mark.e2e
 async def test_policy_explain_shows_targets(dirs):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nskill = {"*" = "allow", "commit" = "deny"}\n')
@@ -150,6 +157,7 @@ def headless(fake_provider, home, ws, *flags):
                      home=home, cwd=ws, OPENAI_API_KEY="x")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("text,line", [
     ('[permission]\nbash = "ask"\ntodo_write = { "*" = "allow", "x" = "deny" }\n', 3),
     ('# rules\n[permission.current_time]\n"*" = "allow"\n"never" = "deny"\n', 4),
@@ -165,6 +173,7 @@ def test_a_pattern_rule_on_a_tool_without_subjects_is_refused_with_file_and_line
     assert fake_provider.requests == []
 
 
+@pytest.mark.e2e
 def test_a_project_rule_that_can_never_match_is_refused_too(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -175,6 +184,7 @@ def test_a_project_rule_that_can_never_match_is_refused_too(dirs, fake_provider)
     assert fake_provider.requests == []
 
 
+@pytest.mark.e2e
 def test_a_flag_rule_that_can_never_match_is_refused(dirs, fake_provider):
     home, ws = dirs
     proc = headless(fake_provider, home, ws, "--deny", "current_time:tomorrow")
@@ -182,6 +192,7 @@ def test_a_flag_rule_that_can_never_match_is_refused(dirs, fake_provider):
     assert "--deny 'current_time:tomorrow': the permission rule" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_one_decision_for_a_tool_without_subjects_is_fine_and_applies(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\ncurrent_time = {"*" = "deny"}\n')

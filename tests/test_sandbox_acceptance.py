@@ -13,7 +13,8 @@ import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="Linux only")
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="Linux only")]
 
 
 @pytest.fixture

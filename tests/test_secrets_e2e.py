@@ -15,6 +15,8 @@ from fakeprovider import Reply
 from hostile_repos import git
 from secret_fixtures import CANARY, secret_tree
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 SECRET_PATHS = [".env", "sub/.ENV", "conf/.env/prod.json", "a/b/c/credentials.json",
                 "deploy/id_rsa", ".env.local", "notes.txt", "settings.cfg",
                 "configdir/prod.json", "./sub/../.env", "SUB/.env"]

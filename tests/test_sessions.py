@@ -61,6 +61,7 @@ def wire(request) -> list[tuple[str, str]]:
 # ---- the CLI, through the fake provider -------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_continue_and_resume_send_the_earlier_exchange_to_the_model(dirs, fake_provider,
                                                                     tmp_path):
     home, ws = dirs
@@ -143,6 +144,7 @@ def test_resume_errors_are_usage_errors(dirs, monkeypatch, capsys):
     assert code == 2 and err.strip().endswith("agent: no saved session for this directory")
 
 
+@pytest.mark.e2e
 def test_kill_9_mid_stream_keeps_the_prompt_and_continue_resends_it(dirs, fake_provider):
     home, ws = dirs
     fake_provider.script(Reply.stall(30, after=2), Reply.text("recovered"))
@@ -170,6 +172,7 @@ def test_kill_9_mid_stream_keeps_the_prompt_and_continue_resends_it(dirs, fake_p
                                                ("user", "go on")]
 
 
+@pytest.mark.e2e
 def test_two_agents_in_one_directory_keep_separate_sessions(dirs, fake_provider):
     home, ws = dirs
     fake_provider.script(Reply.text("answer", delay=0.05), Reply.text("answer", delay=0.05))

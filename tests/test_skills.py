@@ -60,6 +60,7 @@ def test_multi_line_descriptions_are_read_as_yaml():
         assert " ".join(doc.meta["description"].split()) == "Review a change for correctness."
 
 
+@pytest.mark.e2e
 def test_a_block_scalar_description_reaches_the_catalogue_the_model_sees(dirs, fake_provider):
     ws, home = dirs
     folder = ws / ".agent" / "skills"
@@ -226,6 +227,7 @@ async def test_a_skill_installed_mid_session_is_offered_at_the_next_step(dirs, f
     skills._libraries.clear()
 
 
+@pytest.mark.e2e
 def test_no_skills_flag_removes_tool_and_catalogue(dirs, fake_provider):
     ws, home = dirs
     args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,

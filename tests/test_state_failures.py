@@ -53,6 +53,7 @@ def user_texts(request) -> list[str]:
             for m in request.body["messages"] if m["role"] == "user"]
 
 
+@pytest.mark.e2e
 def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -81,6 +82,7 @@ def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_prov
         assert user_texts(fake_provider.requests[-1]) == ["fill the disk", "go on"]
 
 
+@pytest.mark.e2e
 def test_the_text_mode_prints_the_failure_on_stderr(tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -95,6 +97,7 @@ def test_the_text_mode_prints_the_failure_on_stderr(tmp_path, fake_provider):
         assert "[unsaved] session " in done.stderr and "message(s) not saved" in done.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["read-only", "full"])
 def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         tmp_path, fake_provider, kind):
@@ -127,6 +130,7 @@ def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         assert "first prompt" in listed.stdout, listed.stderr
 
 
+@pytest.mark.e2e
 def test_a_read_only_state_dir_without_a_database_runs_unsaved_and_exits_5(tmp_path,
                                                                           fake_provider):
     ws = tmp_path / "ws"

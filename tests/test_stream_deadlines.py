@@ -161,6 +161,7 @@ def error_lines(proc) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.startswith("[error] ")]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt):
     home, ws = dirs
@@ -178,6 +179,7 @@ def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provid
     assert "hello" in fake_provider.requests[-1].raw.decode()  # the same session went on
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_headless_stall_after_output_exit_1_keeps_it_and_continue_sends_it(dirs, fake_provider,
                                                                          fmt):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 
+import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
@@ -32,6 +33,7 @@ def shipped_plugin_names() -> set[str]:
     return {line.split("=")[0].strip() for line in lines}
 
 
+@pytest.mark.e2e
 def test_the_users_own_agent_lists_exactly_the_shipped_plugins(tmp_path):
     # The environment the tests ran in, without this run's throwaway PYTHONPATH: what the
     # user's own `agent` sees afterwards.
@@ -41,6 +43,7 @@ def test_the_users_own_agent_lists_exactly_the_shipped_plugins(tmp_path):
     assert listed == shipped_plugin_names()
 
 
+@pytest.mark.e2e
 def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
                          Reply.text("I could not write it."))
@@ -54,6 +57,7 @@ def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
     assert "needs approval" in told[0]["content"]
 
 
+@pytest.mark.e2e
 def test_write_tool_runs_with_yolo(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
                          Reply.text("done"))
@@ -63,6 +67,7 @@ def test_write_tool_runs_with_yolo(tmp_path, fake_provider):
     assert (tmp_path / "n.note").read_text() == "hi"
 
 
+@pytest.mark.e2e
 def test_plugin_guard_holds_under_yolo(tmp_path, fake_provider):
     fake_provider.script(
         Reply.tool_call("scribble", {"path": "forbidden/x.note", "text": "hi"}, id="s1"),
@@ -75,6 +80,7 @@ def test_plugin_guard_holds_under_yolo(tmp_path, fake_provider):
     assert not (tmp_path / "forbidden").exists()
 
 
+@pytest.mark.e2e
 def test_disabling_the_plugin_removes_its_tool(tmp_path, fake_provider):
     home = tmp_path / "h"
     assert run_agent(["plugins", "disable", "example"], home=home, cwd=tmp_path).returncode == 0

@@ -124,6 +124,7 @@ async def test_the_list_is_in_the_next_steps_system_prompt(boot, fake_provider):
     assert "todo_write" in tool_names
 
 
+@pytest.mark.e2e
 def test_the_list_survives_continue(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()

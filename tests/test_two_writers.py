@@ -17,9 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from clirun import agent_env
 from fakeprovider import Reply
 from wirecheck import assert_valid_request
+
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 #: printed by every headless run without --yolo, after the session is loaded, before the turn
 PAST_LOADING = "headless mode denies every tool call"

@@ -12,7 +12,8 @@ import pytest
 from fakeprovider import Reply
 from pty_term import SCRUBBED, agent_command
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
 IDLE = "ask agent... (/ commands, @ files)"
 

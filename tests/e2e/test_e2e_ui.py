@@ -9,6 +9,8 @@ import pytest
 from fakeprovider import Reply
 from pty_term import Term
 
+pytestmark = pytest.mark.e2e  # a real terminal (docs/testing.md)
+
 IDLE = "ask agent... (/ commands, @ files)"
 
 

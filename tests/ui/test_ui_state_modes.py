@@ -17,6 +17,8 @@ from agent.presets import PRESETS
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from clirun import run_agent  # noqa: E402
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 CUSTOM_OPENAI = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
 
 
