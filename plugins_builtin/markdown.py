@@ -136,9 +136,9 @@ def highlight(code: str, lang: str, streaming: bool = False) -> list[Any]:
     """Pygments markup for ``code``; plain code style for unknown languages or huge input.
 
     ``streaming``: the code is still growing (its block is not final).  It is then lexed in
-    runs of ``STREAM_RUN`` lines, each cached, so a frame lexes only the newest lines; a
-    multi-line string that spans two runs may be coloured wrongly until the block is final,
-    when it is lexed whole."""
+    runs of ``STREAM_RUN`` lines, each cached, so a frame lexes only the newest line; a
+    multi-line string may be coloured wrongly until the block is final, when it is lexed
+    whole."""
     lang = (lang or "").strip().split()[0] if lang else ""
     if not lang or len(code) > HIGHLIGHT_MAX_CHARS or any(
             len(line) > HIGHLIGHT_MAX_LINE for line in code.split("\n")):
@@ -170,7 +170,7 @@ def highlight(code: str, lang: str, streaming: bool = False) -> list[Any]:
     return out or [""]
 
 
-STREAM_RUN = 8
+STREAM_RUN = 1
 _runs: dict[tuple[str, str], list[Any]] = {}
 
 
@@ -250,12 +250,11 @@ class _Builder:
                 body = u.AttrMap(u.Pile(inner or [u.Text("")]), "md-quote")
                 out.append(u.Columns([(2, u.Text(("md-quote", "| "))), body]))
             elif kind in ("fence", "code_block"):
-                code = self.code(tok.content.rstrip("\n"), tok.info if kind == "fence" else "")
-                if self.skip_top and self.i - 1 == self.first_fence:
-                    code = code[1:]
-                if self.skip_bottom and self.i - 1 == self.last_fence:
-                    code = code[:-1]
-                out.extend(code)
+                out.extend(self.code(tok.content.rstrip("\n"),
+                                     tok.info if kind == "fence" else "",
+                                     top=not (self.skip_top and self.i - 1 == self.first_fence),
+                                     bottom=not (self.skip_bottom
+                                                 and self.i - 1 == self.last_fence)))
             elif kind == "hr":
                 out.append(u.AttrMap(u.Divider("─"), "md-rule"))
             elif kind == "table_open":
@@ -294,13 +293,21 @@ class _Builder:
             inner[0] = self.u.Text([("md-bullet", "[ ] "), text[4:]])
         return inner
 
-    def code(self, code: str, lang: str) -> list[Any]:
+    def code(self, code: str, lang: str, top: bool = True, bottom: bool = True) -> list[Any]:
+        """The fence's top rule (with its language), the code, the bottom rule; a chunk of a
+        longer block leaves out the rules that belong to the chunks around it (not built at
+        all: a ``Columns`` costs more to build than the code's text to lay out)."""
         u = self.u
         label = (lang or "").strip().split()[0] if (lang or "").strip() else ""
-        top = u.Columns([("pack", u.Text(("md-fence", f"── {label} " if label else "──"))),
-                         u.AttrMap(u.Divider("─"), "md-fence")])
-        body = u.Text(highlight(code, label, self.streaming), wrap="any")
-        return [top, body, u.AttrMap(u.Divider("─"), "md-fence")]
+        out = []
+        if top:
+            out.append(u.Columns([("pack", u.Text(("md-fence", f"── {label} " if label
+                                                   else "──"))),
+                                  u.AttrMap(u.Divider("─"), "md-fence")]))
+        out.append(u.Text(highlight(code, label, self.streaming), wrap="any"))
+        if bottom:
+            out.append(u.AttrMap(u.Divider("─"), "md-fence"))
+        return out
 
     def table(self) -> Any:
         u = self.u

@@ -26,6 +26,7 @@ from agent.ui.menus import Completion
 from agent.ui.palette import STYLES
 from agent.ui.redraw import Redraw
 from agent.ui.supervise import Supervisor
+from agent.ui.textlayout import install as install_fast_layout
 from agent.ui.turns import TurnView
 from agent.ui.widgets.blocks import Renderer, Theme
 from agent.ui.widgets.editor import History, PromptEditor
@@ -104,6 +105,7 @@ class App:
         self._approval_lock = asyncio.Lock()
         self._ticker: asyncio.Task[Any] | None = None
 
+        install_fast_layout()  # before any widget exists: plain text wraps by offsets
         self.theme = Theme(depth, frozenset(STYLES))
         self.renderer = Renderer(self.hooks, self.theme)
         self.supervisor = Supervisor(lambda text: self.add("error", text))
