@@ -30,13 +30,14 @@ def agent_addoption(options):
                             "screen, into the terminal's scrollback"))
     options.add(Option("ui", type="dict", default={},
                        help="UI table: alt_screen = false never uses the alternate screen "
-                            "(inline mode, like --inline)"))
+                            "(inline mode, like --inline); inline_reflow = false leaves "
+                            "printed rows as drawn when the width changes"))
     options.add(Option("inline", type="bool", default=False, flag="--inline",
                        help="inline mode: no alternate screen; finished blocks go to the "
                             "terminal's own scrollback as the session runs"))
 
 
-UI_KEYS = {"alt_screen": bool}
+UI_KEYS = {"alt_screen": bool, "inline_reflow": bool}
 
 
 @hookimpl

@@ -8,6 +8,13 @@ zellij and the terminal's search and copy see the whole conversation while it ru
 region is kept at the bottom of what was printed: before a frame, blocks that became final are
 written above it (and taken out of the transcript widget), and the region is reserved with
 line feeds, which scroll the terminal when the cursor is at its last row.
+
+A terminal cannot re-wrap rows that were printed with hard line ends, so when the width
+changes every printed block is drawn again at the new width: the screen and the terminal's
+scrollback are cleared and the conversation is printed anew (its last
+:data:`~agent.ui.printout.EXIT_ROWS` rows), then the live region.  What the terminal showed
+before the session started goes with the cleared scrollback; ``ui.inline_reflow = false``
+keeps it, and leaves printed blocks as they were drawn.
 """
 
 from __future__ import annotations
@@ -17,6 +24,15 @@ from typing import Any
 import urwid
 
 from agent.ui import printout
+
+#: clear the screen, then the scrollback (ED 3: xterm, tmux, kitty, VTE), cursor home
+CLEAR_ALL = "\x1b[H\x1b[2J\x1b[3J\x1b[H"
+
+
+def wants_reflow(config: Any) -> bool:
+    """``ui.inline_reflow`` (default true): re-print the conversation when the width changes."""
+    table = config.get("ui") or {}
+    return not (isinstance(table, dict) and table.get("inline_reflow") is False)
 
 
 def wants_inline(config: Any) -> bool:
@@ -44,6 +60,9 @@ class Inline:
         self.height = 0            # rows of the region as last drawn
         self.cols = 0
         self.escape = printout.escaper(screen)
+        self.reflow = wants_reflow(app.config)
+        #: the entries printed so far, to draw again when the width changes
+        self.printed: list[Any] = []
 
     def _term_size(self) -> tuple[int, int]:
         cols, rows = urwid.display.raw.Screen.get_cols_rows(self.screen)
@@ -70,20 +89,31 @@ class Inline:
         cols, rows = self._term_size()
         self.app.term_rows = rows
         resized = cols != self.cols
+        rewrap = resized and self.cols > 0 and self.reflow and bool(self.printed)
         self.cols = cols
-        lines = printout.entry_lines(self.take_final(), cols, self.escape)
+        final = self.take_final()
+        self.printed.extend(final)
+        if rewrap:
+            lines = printout.tail_lines(self.printed, cols, self.escape)
+        else:
+            lines = printout.entry_lines(final, cols, self.escape)
         footer = self.app.footer.rows((cols,), True)
         pending = sum(entry.rows((cols,)) for entry in self.app.transcript.walker)
         height = max(1, min(rows, footer + pending))
         if lines or resized or height != self.height:
-            self._write(lines, height)
+            self._write(lines, height, clear=rewrap)
         self.loop.screen_size = (cols, height)
         self.app.size = (cols, height)
 
-    def _write(self, lines: list[str], height: int) -> None:
+    def _write(self, lines: list[str], height: int, clear: bool = False) -> None:
+        """Print ``lines`` where the region was (``clear``: on an emptied terminal, from its
+        top), then reserve ``height`` rows for the region under them."""
         screen = self.screen
         up = int(getattr(screen, "_cy", 0) or 0)
-        out = ["\r" + (f"\x1b[{up}A" if up else "") + "\x1b[J"]
+        if clear:
+            out = [CLEAR_ALL]
+        else:
+            out = ["\r" + (f"\x1b[{up}A" if up else "") + "\x1b[J"]
         out.extend(line + "\r\n" for line in lines)
         if height > 1:  # line feeds scroll the terminal when the region would not fit
             out.append("\r\n" * (height - 1) + f"\x1b[{height - 1}A")
@@ -101,6 +131,7 @@ class Inline:
         walker = self.app.transcript.walker
         lines = printout.entry_lines(list(walker), self.cols or self._term_size()[0],
                                      self.escape)
+        self.printed.extend(walker)
         del walker[:]
         self._write(lines, 1)
         self.screen.maxrow = None  # urwid would jump to the terminal's last row on stop

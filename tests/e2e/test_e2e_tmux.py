@@ -194,3 +194,54 @@ def test_page_up_then_ctrl_end_returns_to_the_bottom(tmp_path, fake_provider):
         assert "new output below" not in screen
     finally:
         term.close()
+
+
+WIDE = " ".join(f"word{i}" for i in range(60))  # one paragraph of about 420 characters
+
+
+def _wrapped_at(history: str, cols: int) -> bool:
+    """Every word of WIDE is whole on one row and no row of the answer is wider than cols."""
+    rows = [r.rstrip() for r in history.splitlines() if "word" in r]
+    words = " ".join(rows).split()
+    return (all(len(r) <= cols for r in rows)
+            and all(f"word{i}" in words for i in range(60)))
+
+
+def test_inline_mode_rewraps_what_it_printed_when_the_width_changes(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("First answer: " + WIDE, pieces=4),
+                         Reply.text("Second answer.", pieces=2))
+    term = _launch(tmp_path, fake_provider, "--inline")
+    try:
+        term.wait_for(IDLE)
+        term.type("one")
+        term.wait_for("word59")
+        term.wait_for(IDLE)
+        wide_rows = [r for r in term.history().splitlines() if "word" in r]
+        assert max(len(r.rstrip()) for r in wide_rows) > 60  # drawn for 100 columns
+        term._run("resize-window", "-t", "0", "-x", "60", "-y", "30")
+        deadline = time.monotonic() + 15
+        while not _wrapped_at(term.history(), 60) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        history = term.history()
+        assert _wrapped_at(history, 60), history
+        # printed once, the live region under it at the new width
+        assert history.count("First answer:") == 1 and history.count("> one") == 1
+        lines = history.rstrip("\n").splitlines()
+        assert lines[-1].startswith("m  default/medium") and IDLE in lines[-2]
+        term._run("resize-window", "-t", "0", "-x", "140", "-y", "30")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            rows = [r.rstrip() for r in term.history().splitlines() if "word" in r]
+            if rows and max(len(r) for r in rows) > 100:
+                break
+            time.sleep(0.05)
+        history = term.history()
+        assert _wrapped_at(history, 140) and history.count("First answer:") == 1, history
+        assert max(len(r.rstrip()) for r in history.splitlines() if "word" in r) > 100
+        term.type("two")
+        term.wait_for("Second answer.")
+        term.wait_for(IDLE)
+        history = term.history()
+        assert history.index("First answer:") < history.index("Second answer.")
+    finally:
+        term.close()
