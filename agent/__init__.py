@@ -8,8 +8,13 @@ Plugins import what they need from here::
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from agent.session import Session
+    from agent.ui.context import CommandContext
 
 # Never let a log record reach the terminal by default: the screen belongs to the UI, stderr
 # to headless diagnostics.  The CLI adds a file handler in the state dir.
@@ -23,7 +28,7 @@ hookimpl = pluggy.HookimplMarker("agent")
 from agent.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # noqa: E402
 from agent.blocks import Block  # noqa: E402
 from agent.commands import SlashCommand  # noqa: E402
-from agent.config import ConfigError  # noqa: E402
+from agent.config import Config, ConfigError  # noqa: E402
 from agent.options import Option  # noqa: E402
 from agent.prompt import Fragment  # noqa: E402
 from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
@@ -56,4 +61,20 @@ __all__ = [
     "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError", "ToolResult",
     "tool", "Verdict",
     "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
+    "Session", "Config", "CommandContext",
 ]
+
+#: Types a plugin annotates with, imported on first use: ``import agent`` must stay cheap
+#: (a plugin loads it before any session exists, and ``CommandContext`` pulls in urwid).
+_LAZY = {"Session": "agent.session", "CommandContext": "agent.ui.context"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -11,7 +11,8 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -23,6 +24,19 @@ from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, P
 from agent.store_schema import StoreSchema
 from agent.tools import Effects, Tool, ToolCall, ToolResult
 from agent.verdict import Verdict
+
+if TYPE_CHECKING:
+    import urwid
+
+    from agent.blocks import Block
+    from agent.config import Config
+    from agent.events import Event
+    from agent.hookspecs import CliHandler, SecretMatcher
+    from agent.plugins import PluginStatus
+    from agent.providers import Provider
+    from agent.session import Session
+    from agent.ui.keymap import Keymap
+    from agent.ui.widgets.blocks import Theme
 
 log = logging.getLogger("agent.hooks")
 
@@ -73,7 +87,7 @@ class Hooks:
             except Exception as exc:
                 self._problem(plugin, "agent_addoption", exc)
 
-    def configure(self, config: Any) -> None:
+    def configure(self, config: Config) -> None:
         """Collect the plugins' store schemas into ``config.store_schemas`` (so a plugin may
         open the store from its own ``agent_configure``), then run ``agent_configure``.
         ``ConfigError`` propagates (it stops startup)."""
@@ -88,7 +102,7 @@ class Hooks:
             except Exception as exc:
                 self._problem(plugin, "agent_configure", exc)
 
-    def unconfigure(self, config: Any) -> None:
+    def unconfigure(self, config: Config) -> None:
         for plugin, fn, argnames in reversed(list(self._impls("agent_unconfigure"))):
             try:
                 fn(**{k: {"config": config}[k] for k in argnames})
@@ -97,7 +111,7 @@ class Hooks:
 
     # ---- contributions ----------------------------------------------------------------------
 
-    def tools(self, config: Any) -> dict[str, Tool]:
+    def tools(self, config: Config) -> dict[str, Tool]:
         """Every registered tool by name; the tool's ``plugin`` attribute names its source."""
         tools: dict[str, Tool] = {}
         for plugin, fn, argnames in self._impls("agent_register_tools"):
@@ -115,7 +129,7 @@ class Hooks:
                 self._problem(plugin, "agent_register_tools", exc)
         return tools
 
-    def providers(self, config: Any) -> dict[str, ProviderSpec]:
+    def providers(self, config: Config) -> dict[str, ProviderSpec]:
         specs: dict[str, ProviderSpec] = {}
         for plugin, fn, argnames in self._impls("agent_register_providers"):
             def register(spec: ProviderSpec) -> None:
@@ -126,13 +140,14 @@ class Hooks:
                 self._problem(plugin, "agent_register_providers", exc)
         return specs
 
-    def select_provider(self, config: Any, providers: dict[str, ProviderSpec],
-                        settings: ProviderSettings) -> Any:
+    def select_provider(self, config: Config, providers: dict[str, ProviderSpec],
+                        settings: ProviderSettings) -> Provider | None:
         """The provider for this session (wrappers such as ``fallback`` included)."""
-        return self.pm.hook.agent_select_provider(config=config, providers=providers,
-                                                  settings=settings)
+        provider: Provider | None = self.pm.hook.agent_select_provider(
+            config=config, providers=providers, settings=settings)
+        return provider
 
-    def commands(self, config: Any) -> CommandRegistry:
+    def commands(self, config: Config) -> CommandRegistry:
         registry = CommandRegistry()
         for plugin, fn, argnames in self._impls("agent_register_commands"):
             def register(cmd: SlashCommand, _plugin: str = plugin) -> None:
@@ -149,7 +164,7 @@ class Hooks:
                 self._problem(plugin, "agent_register_commands", exc)
         return registry
 
-    def store_schemas(self, config: Any) -> list[StoreSchema]:
+    def store_schemas(self, config: Config) -> list[StoreSchema]:
         """Every plugin's :class:`agent.store_schema.StoreSchema`, in plugin-name order.  A
         schema must carry its plugin's own name (no plugin migrates another's tables)."""
         found: list[StoreSchema] = []
@@ -164,11 +179,11 @@ class Hooks:
             found.append(result)
         return found
 
-    def cli_commands(self) -> dict[str, tuple[Callable[..., int], str]]:
+    def cli_commands(self) -> dict[str, tuple[CliHandler, str]]:
         """Plugin subcommands: name -> (handler(argv, boot), summary)."""
-        found: dict[str, tuple[Callable[..., int], str]] = {}
+        found: dict[str, tuple[CliHandler, str]] = {}
         for plugin, fn, _argnames in self._impls("agent_register_cli_commands"):
-            def register(name: str, handler: Callable[..., int], summary: str = "") -> None:
+            def register(name: str, handler: CliHandler, summary: str = "") -> None:
                 found.setdefault(name, (handler, summary))
             try:
                 fn(register=register)
@@ -176,13 +191,13 @@ class Hooks:
                 self._problem(plugin, "agent_register_cli_commands", exc)
         return found
 
-    def register_keys(self, keymap: Any) -> None:
+    def register_keys(self, keymap: Keymap) -> None:
         for _ in self._each("agent_register_keys", keymap=keymap):
             pass
 
     # ---- per step / per call ----------------------------------------------------------------
 
-    def offered_tools(self, tools: list[Tool], session: Any) -> list[Tool]:
+    def offered_tools(self, tools: list[Tool], session: Session) -> list[Tool]:
         """Each plugin narrows what the previous ones left (errors isolated)."""
         for plugin, fn, argnames in self._impls("agent_offered_tools"):
             kwargs = {"tools": list(tools), "session": session}
@@ -195,7 +210,7 @@ class Hooks:
                 tools = list(result)
         return tools
 
-    def prompt_fragments(self, session: Any) -> list[Fragment]:
+    def prompt_fragments(self, session: Session) -> list[Fragment]:
         out: list[Fragment] = []
         for _plugin, result in self._each("agent_prompt_fragments", session=session):
             if result is None:
@@ -204,7 +219,7 @@ class Hooks:
             out.extend(f for f in items if isinstance(f, Fragment))
         return out
 
-    async def prepare_request(self, request: ProviderRequest, session: Any) -> ProviderRequest:
+    async def prepare_request(self, request: ProviderRequest, session: Session) -> ProviderRequest:
         """Each plugin's adjustment in turn; an awaitable result is awaited (a plugin whose
         hook or awaitable raises is reported and skipped).  :class:`BudgetExceeded` is the
         exception: it propagates, so a spending cap can stop the request."""
@@ -223,25 +238,25 @@ class Hooks:
                 request = result
         return request
 
-    def session_start(self, session: Any) -> None:
+    def session_start(self, session: Session) -> None:
         """Let plugins set up a new session (errors isolated)."""
         for _ in self._each("agent_session_start", session=session):
             pass
 
-    def before_tool_call(self, call: ToolCall, effects: Effects, session: Any) -> None:
+    def before_tool_call(self, call: ToolCall, effects: Effects, session: Session) -> None:
         """Tell observers an approved call is about to run (errors isolated)."""
         for _ in self._each("agent_before_tool_call", call=call, effects=effects,
                             session=session):
             pass
 
-    def guard(self, call: ToolCall, effects: Effects, session: Any, *,
+    def guard(self, call: ToolCall, effects: Effects, session: Session, *,
               timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
         """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`)."""
         return self.guards.run_sync(self._impls("agent_guard_tool_call"),
                                     {"call": call, "effects": effects, "session": session},
                                     timeout)
 
-    async def guard_async(self, call: ToolCall, effects: Effects, session: Any, *,
+    async def guard_async(self, call: ToolCall, effects: Effects, session: Session, *,
                           timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
         """Every guard's verdict, each guard on its own thread, awaited for at most
         ``timeout`` seconds.  A guard that raises, hangs or answers anything but None or a
@@ -250,15 +265,16 @@ class Hooks:
                                      {"call": call, "effects": effects, "session": session},
                                      timeout)
 
-    def secret_matchers(self, config: Any) -> list[Callable[..., Any]]:
+    def secret_matchers(self, config: Config) -> list[SecretMatcher]:
         """Every plugin's secret-path matchers, in plugin-name order (errors isolated)."""
-        found: list[Callable[..., Any]] = []
+        found: list[SecretMatcher] = []
         for _, result in self._each("agent_secret_matchers", config=config):
             items = result if isinstance(result, (list, tuple)) else [result]
             found.extend(m for m in items if callable(m))
         return found
 
-    def plugin_rows(self, config_dir: Any, status: dict[str, Any]) -> dict[str, Any]:
+    def plugin_rows(self, config_dir: Path, status: dict[str, PluginStatus]
+                    ) -> dict[str, PluginStatus]:
         """``status`` (the loaded plugins' rows) with every plugin's extra rows merged in, by
         name; a failing implementation is isolated."""
         rows = dict(status)
@@ -269,7 +285,7 @@ class Hooks:
                     rows[name] = row
         return rows
 
-    def tool_result(self, call: ToolCall, result: ToolResult, session: Any) -> ToolResult:
+    def tool_result(self, call: ToolCall, result: ToolResult, session: Session) -> ToolResult:
         """Each plugin sees the previous plugin's replacement (errors isolated)."""
         for plugin, fn, argnames in self._impls("agent_tool_result"):
             kwargs = {"call": call, "result": result, "session": session}
@@ -282,12 +298,14 @@ class Hooks:
                 result = out
         return result
 
-    def event(self, event: Any, session: Any) -> None:
+    def event(self, event: Event, session: Session) -> None:
         for _ in self._each("agent_event", event=event, session=session):
             pass
 
-    def render_block(self, block: Any, width: int, theme: Any) -> Any:
-        return self.pm.hook.agent_render_block(block=block, width=width, theme=theme)
+    def render_block(self, block: Block, width: int, theme: Theme) -> urwid.Widget | None:
+        widget: urwid.Widget | None = self.pm.hook.agent_render_block(block=block, width=width,
+                                                                     theme=theme)
+        return widget
 
 
 def _tag(option: Any, plugin: str) -> Any:

@@ -16,13 +16,58 @@ A plugin is a module (or object) with functions decorated by ``agent.hookimpl``:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
 import pluggy
+
+if TYPE_CHECKING:  # annotations only: importing these here would load the whole core
+    import urwid
+
+    from agent.blocks import Block
+    from agent.commands import SlashCommand
+    from agent.config import Config
+    from agent.events import Event
+    from agent.options import Option
+    from agent.plugins import PluginStatus
+    from agent.prompt import Fragment
+    from agent.providers import Provider, ProviderRequest, ProviderSettings, ProviderSpec
+    from agent.runtime import Boot
+    from agent.session import Session
+    from agent.store_schema import StoreSchema
+    from agent.tools import Effects, Tool, ToolCall, ToolResult
+    from agent.ui.keymap import Keymap
+    from agent.ui.widgets.blocks import Theme
+    from agent.verdict import Verdict
 
 hookspec = pluggy.HookspecMarker("agent")
 
 
+class OptionSink(Protocol):
+    """What ``agent_addoption`` receives: ``options.add(option)`` declares a config key."""
+
+    def add(self, option: Option) -> None: ...
+
+
+#: ``agent NAME ARGS...``: called with the remaining arguments and the loaded boot; returns
+#: the exit code.
+CliHandler = Callable[[list[str], "Boot"], int]
+
+
+class CliRegistrar(Protocol):
+    """What ``agent_register_cli_commands`` receives as ``register``."""
+
+    def __call__(self, name: str, handler: CliHandler, summary: str = "") -> None: ...
+
+
+#: A secret-path matcher: a path's lower-cased segments relative to the workspace in, why
+#: it holds secrets (a short reason) or None out.
+SecretMatcher = Callable[[list[str]], "str | None"]
+
+
 @hookspec(historic=True)
-def agent_addoption(options):
+def agent_addoption(options: OptionSink) -> None:
     """Declare config keys, with optional CLI flags and environment variables.
 
     Called once per plugin right after it is registered (historic), before the config is
@@ -40,7 +85,7 @@ def agent_addoption(options):
 
 
 @hookspec
-def agent_configure(config):
+def agent_configure(config: Config) -> None:
     """Validate settings and set up plugin state, once, after the config is complete.
 
     ``config`` is the resolved :class:`agent.config.Config`.  Raise ``ConfigError`` with a
@@ -57,7 +102,7 @@ def agent_configure(config):
 
 
 @hookspec
-def agent_unconfigure(config):
+def agent_unconfigure(config: Config) -> None:
     """Release plugin resources (processes, connections) when ``agent`` exits.
 
     Called once, in reverse order of configuration; an error in one plugin does not stop the
@@ -72,7 +117,7 @@ def agent_unconfigure(config):
 
 
 @hookspec
-def agent_register_tools(register, config):
+def agent_register_tools(register: Callable[[Tool], None], config: Config) -> None:
     """Contribute tools the model may call.
 
     Call ``register(tool)`` with an :class:`agent.tools.Tool` for each tool.  The core
@@ -89,7 +134,8 @@ def agent_register_tools(register, config):
 
 
 @hookspec
-def agent_register_providers(register, config):
+def agent_register_providers(register: Callable[[ProviderSpec], None],
+                             config: Config) -> None:
     """Contribute model providers.
 
     Call ``register(spec)`` with an :class:`agent.providers.ProviderSpec`.  The spec's
@@ -105,7 +151,8 @@ def agent_register_providers(register, config):
 
 
 @hookspec(firstresult=True)
-def agent_select_provider(config, providers, settings):
+def agent_select_provider(config: Config, providers: Mapping[str, ProviderSpec],
+                          settings: ProviderSettings) -> Provider | None:
     """Build the provider for this session (first non-None result wins).
 
     ``providers`` maps names to registered specs; ``settings`` is the resolved
@@ -124,7 +171,7 @@ def agent_select_provider(config, providers, settings):
 
 
 @hookspec
-def agent_offered_tools(tools, session):
+def agent_offered_tools(tools: list[Tool], session: Session) -> list[Tool] | None:
     """Narrow the tools offered for the next step.
 
     ``tools`` is the list the previous plugins left (already filtered by tool sets).  Return a
@@ -141,7 +188,9 @@ def agent_offered_tools(tools, session):
 
 
 @hookspec
-def agent_prepare_request(request, session):
+def agent_prepare_request(
+        request: ProviderRequest, session: Session,
+) -> ProviderRequest | Awaitable[ProviderRequest | None] | None:
     """Adjust the outgoing model request (compaction, cache markers, extra params).
 
     ``request`` is an :class:`agent.providers.ProviderRequest`.  Return a replacement request
@@ -173,7 +222,7 @@ def agent_prepare_request(request, session):
 
 
 @hookspec
-def agent_session_start(session):
+def agent_session_start(session: Session) -> None:
     """Set up a new :class:`agent.session.Session` (the main one, or a subagent's).
 
     Called once, at the end of the session's constructor, before its first turn.  A plugin
@@ -193,7 +242,7 @@ def agent_session_start(session):
 
 
 @hookspec
-def agent_before_tool_call(call, effects, session):
+def agent_before_tool_call(call: ToolCall, effects: Effects, session: Session) -> None:
     """Observe a tool call the gate allowed, just before it runs (snapshots, audit logs).
 
     Called once per approved call, in the order the calls run, after every guard, rule and
@@ -214,7 +263,8 @@ def agent_before_tool_call(call, effects, session):
 
 
 @hookspec
-def agent_guard_tool_call(call, effects, session):
+def agent_guard_tool_call(call: ToolCall, effects: Effects,
+                          session: Session) -> Verdict | None:
     """Decide on a tool call before it runs: return a :class:`agent.verdict.Verdict` or None.
 
     ``call`` is the :class:`agent.tools.ToolCall`; ``effects`` what it would touch
@@ -240,7 +290,7 @@ def agent_guard_tool_call(call, effects, session):
 
 
 @hookspec
-def agent_store_schema(config):
+def agent_store_schema(config: Config) -> StoreSchema | None:
     """Declare the plugin's own tables in the state database, with their migrations.
 
     Return an :class:`agent.store_schema.StoreSchema` named after the plugin, or None.  Its
@@ -270,7 +320,7 @@ def agent_store_schema(config):
 
 
 @hookspec
-def agent_secret_matchers(config):
+def agent_secret_matchers(config: Config) -> SecretMatcher | list[SecretMatcher] | None:
     """Say which workspace paths hold secrets, for the sandbox to hide from every command.
 
     Return a callable (or a list of them) taking a path's lower-cased segments relative to
@@ -289,7 +339,7 @@ def agent_secret_matchers(config):
 
 
 @hookspec
-def agent_plugin_rows(config_dir):
+def agent_plugin_rows(config_dir: Path) -> list[PluginStatus] | None:
     """List things a plugin installed that act as plugins, for ``agent plugins list`` and
     ``/plugins`` (the registry's data-only manifests, for instance).
 
@@ -307,7 +357,7 @@ def agent_plugin_rows(config_dir):
 
 
 @hookspec
-def agent_prompt_fragments(session):
+def agent_prompt_fragments(session: Session) -> Fragment | list[Fragment] | None:
     """Contribute system prompt fragments; called before every model request.
 
     Return a :class:`agent.prompt.Fragment`, a list of them, or None.  The core sorts all
@@ -323,7 +373,8 @@ def agent_prompt_fragments(session):
 
 
 @hookspec
-def agent_register_commands(register, config):
+def agent_register_commands(register: Callable[[SlashCommand], None],
+                            config: Config) -> None:
     """Contribute slash commands: ``register(SlashCommand(...))``.
 
     Commands feed the ``/`` menu, ``/help`` and key bindings from one registry.  Return value
@@ -338,7 +389,7 @@ def agent_register_commands(register, config):
 
 
 @hookspec
-def agent_register_cli_commands(register):
+def agent_register_cli_commands(register: CliRegistrar) -> None:
     """Contribute shell subcommands: ``register(name, handler, summary)``.
 
     ``agent NAME ARGS...`` calls ``handler(argv, boot)`` with the remaining arguments and the
@@ -354,7 +405,7 @@ def agent_register_cli_commands(register):
 
 
 @hookspec
-def agent_register_keys(keymap):
+def agent_register_keys(keymap: Keymap) -> None:
     """Contribute default key bindings: ``keymap.bind("ctrl r", "toggle-reasoning")``.
 
     Bindings map keys to named commands; user overrides from the config win.  Return value
@@ -369,7 +420,7 @@ def agent_register_keys(keymap):
 
 
 @hookspec(firstresult=True)
-def agent_render_block(block, width, theme):
+def agent_render_block(block: Block, width: int, theme: Theme) -> urwid.Widget | None:
     """Render a transcript :class:`agent.blocks.Block` into an urwid widget (first result wins).
 
     Return None to let another renderer (or the core's plain fallback) handle the block.  Must
@@ -385,7 +436,8 @@ def agent_render_block(block, width, theme):
 
 
 @hookspec
-def agent_tool_result(call, result, session):
+def agent_tool_result(call: ToolCall, result: ToolResult,
+                      session: Session) -> ToolResult | None:
     """Post-process a tool's result before the model sees it (redaction, annotation).
 
     ``result`` is an :class:`agent.tools.ToolResult`.  Return a replacement or None; applied
@@ -400,7 +452,7 @@ def agent_tool_result(call, result, session):
 
 
 @hookspec
-def agent_event(event, session):
+def agent_event(event: Event, session: Session) -> None:
     """Observe coarse events: turn start, each finished tool call, denials, compaction,
     errors and turn end (:mod:`agent.events`).  Per-token deltas never pass through here.
 

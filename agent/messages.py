@@ -99,7 +99,7 @@ class ToolResultPart:
 
 Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
 
-_PART_TYPES: dict[str, type] = {
+_PART_TYPES: dict[str, type[Part]] = {
     "text": TextPart,
     "reasoning": ReasoningPart,
     "tool_call": ToolCallPart,

@@ -6,6 +6,7 @@ drives parsing, validation, ``--help`` and ``docs/configuration.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ class OptionRegistry:
         """Declare ``option``; a key declared twice keeps the first declaration."""
         self.options.setdefault(option.key, option)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Option]:
         return iter(self.options.values())
 
     def get(self, key: str) -> Option | None:

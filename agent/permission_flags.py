@@ -124,7 +124,8 @@ class FlagRules:
         if flagged is not None:
             # judge() allows a path only by where it really leads (symlinks resolved).
             items = subjects or (None,)
-            hits = [(s, judge(flagged, (s,), tool_name, unmatched=False)) for s in items]
+            hits = [(s, judge(flagged, () if s is None else (s,), tool_name, unmatched=False))
+                    for s in items]
             rest = tuple(s for s, hit in hits if _decision(hit) != "allow")
             source = next((_flag_source(hit.source) for _s, hit in hits
                            if hit is not None and hit.decision == "allow"), flagged.key)

@@ -25,6 +25,7 @@ from agent.verdict import DECISIONS, Verdict, strongest
 
 if TYPE_CHECKING:
     from agent.permission_flags import FlagRules
+    from agent.shell_analysis import Analysis
 
 #: Reads refused by default: environment files and private keys (``.env.example`` is fine).
 SECRET_READS: tuple[tuple[str, str], ...] = (
@@ -59,6 +60,7 @@ def parse_rules(raw: Any) -> dict[str, Rules]:
     if not isinstance(raw, dict):
         return parsed
     for tool_key, value in raw.items():
+        rules: tuple[tuple[str, str], ...]
         if isinstance(value, str):
             rules = (("*", value),) if value in DECISIONS else ()
         elif isinstance(value, dict):
@@ -199,7 +201,7 @@ def default_verdict(tool_name: str, effects: Effects,
                        "default")
 
 
-class CommandPart(tuple):
+class CommandPart(tuple[str, ...]):
     """The spellings of one part of a shell command: normalised (quotes removed, the
     program's path dropped, wrappers peeled but ``sudo`` and the like kept), then with every
     wrapper peeled, then as written.  A deny rule matching any spelling denies; only the
@@ -209,7 +211,7 @@ class CommandPart(tuple):
     __slots__ = ()
 
 
-def command_analysis(effects: Effects) -> Any:
+def command_analysis(effects: Effects) -> Analysis | None:
     """The :class:`agent.shell_analysis.Analysis` of the call's command, or None."""
     if effects.command is None:
         return None
@@ -324,7 +326,9 @@ def read_only_command(effects: Effects, workspace: Path | str | None) -> Verdict
     from agent.shell_readonly import path_inside, repo_config_runs_programs
 
     analysis = command_analysis(effects)
-    why = analysis.not_read_only if analysis is not None else "no command"
+    if analysis is None:
+        return Verdict.ask("the command may change things (no command)", "default")
+    why = analysis.not_read_only
     if not why and (effects.urls or effects.opaque or effects.writes or effects.deletes):
         why = "the tool says it does more than run the command"
     if not why and workspace is not None:

@@ -18,7 +18,7 @@ import json
 import math
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx2
@@ -184,7 +184,7 @@ class _CheckedStream(httpx2.AsyncByteStream):
         self.inner = inner
         self.checker = checker
 
-    async def __aiter__(self):  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self.inner:
             good = self.checker.feed(chunk)
             if self.checker.error is not None:

@@ -418,13 +418,14 @@ async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], config: Any = 
 
 async def _collect(proc: asyncio.subprocess.Process, limit: int) -> tuple[bytes, bytes, bool]:
     """stdout (up to ``limit`` bytes, then git is stopped), stderr, and whether it was cut."""
-    assert proc.stdout is not None and proc.stderr is not None
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None
 
     async def read_out() -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
-            data = await proc.stdout.read(65_536)
+            data = await stdout.read(65_536)
             if not data:
                 break
             chunks.append(data)
@@ -434,7 +435,7 @@ async def _collect(proc: asyncio.subprocess.Process, limit: int) -> tuple[bytes,
                 break
         return b"".join(chunks)
 
-    out, err = await asyncio.gather(read_out(), proc.stderr.read())
+    out, err = await asyncio.gather(read_out(), stderr.read())
     await proc.wait()
     return out, err, len(out) >= limit
 

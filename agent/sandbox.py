@@ -522,11 +522,11 @@ def sandbox_for(config: Any) -> Sandbox:
     if isinstance(found, Sandbox):
         return found
     matchers: list[Any] = []
-    host = getattr(config, "plugins", None)
-    if getattr(host, "pm", None) is not None:
+    pm = getattr(getattr(config, "plugins", None), "pm", None)
+    if pm is not None:
         from agent.hooks import Hooks
 
-        matchers = Hooks(host.pm).secret_matchers(config)
+        matchers = Hooks(pm).secret_matchers(config)
     sandbox = Sandbox(config, matchers)
     if isinstance(extra, dict):
         extra[DATA_KEY] = sandbox

@@ -15,10 +15,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent import pricing, spend
@@ -39,6 +39,11 @@ from agent.providers import (
 from agent.saved_results import keep_large
 from agent.tools import Effects, Tool, ToolCall, ToolContext, ToolError, ToolResult, cap_output
 from agent.validate import check_arguments, parse_arguments
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from agent.hooks import Hooks
+    from agent.providers import Provider
 
 log = logging.getLogger("agent.session")
 
@@ -66,10 +71,10 @@ class Runtime:
     """What sessions share: config, hooks, tools, the provider, the approver, and the
     front end's question channel (``asker``; None when nobody can answer, e.g. headless)."""
 
-    config: Any
-    hooks: Any
+    config: Config
+    hooks: Hooks
     tools: dict[str, Tool]
-    provider: Any
+    provider: Provider
     approver: Approver | None = None
     model: str = ""
     asker: Asker | None = None
@@ -235,12 +240,12 @@ class Session:
         take = getattr(self.recorder, "take_events", None)
         if take is None:
             return []
-        events = take(final=final)
+        events: list[ev.Event] = take(final=final)
         for event in events:
             self._emit_coarse(event)
         return events
 
-    async def _turn(self, prompt: str | Message) -> AsyncIterator[ev.Event]:
+    async def _turn(self, prompt: str | Message) -> AsyncGenerator[ev.Event, None]:
         message = prompt if isinstance(prompt, Message) else Message.user(prompt)
         self._append(message)
         if self.parent is None:  # a subagent shares its parent's gate, and its turn
@@ -333,8 +338,8 @@ class Session:
                 if not calls:
                     yield self._done("end", turn)
                     return
-                async for item in self._run_calls(calls):
-                    yield item
+                async for call_event in self._run_calls(calls):
+                    yield call_event
         finally:
             self.busy = False
             self._close_open_calls()

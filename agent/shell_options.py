@@ -110,13 +110,13 @@ def parse_options(spec: Spec, argv: list[str] | tuple[str, ...],
             j = 1
             while j < len(word):
                 letter = word[j]
-                meaning = spec.short.get(letter)
-                if meaning is None:
+                letter_meaning = spec.short.get(letter)
+                if letter_meaning is None:
                     out.problems.append(f"unknown option -{letter}")
                     out.options.append(("-" + letter, None))
                     j += 1
                     continue
-                canonical, mode = meaning
+                canonical, mode = letter_meaning
                 if mode == NONE:
                     out.options.append((canonical, None))
                     j += 1

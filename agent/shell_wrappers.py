@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from agent.shell_options import Spec, parse_options, same, spec
+from agent.shell_options import Parsed, Spec, parse_options, same, spec
 
 #: Programs that run a script given as an argument (``-c SCRIPT``) or on standard input.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash",
@@ -228,12 +228,16 @@ def peel(values: list[str] | tuple[str, ...], dynamic: list[bool] | tuple[bool, 
                   writes=tuple(writes))
 
 
-def _run_as_script(name: str, parsed, rest: list[str], rest_flags: list[bool],
+def _run_as_script(name: str, parsed: Parsed, rest: list[str], rest_flags: list[bool],
                    assignments: list[str], wrappers: list[str], writes: list[str]) -> Peeled:
     """``watch 'a; b'``, ``parallel 'rm {}' ::: x``: the command words are a shell script."""
-    base = dict(assignments=tuple(assignments), wrappers=tuple(wrappers), writes=tuple(writes))
+    def peeled(argv: tuple[str, ...] = (), dynamic: tuple[bool, ...] = (), *,
+               unresolved: str = "", script: str | None = None) -> Peeled:
+        return Peeled(argv, dynamic, tuple(assignments), tuple(wrappers), unresolved,
+                      tuple(writes), script=script)
+
     if name == "watch" and parsed.has("-x", "exec"):
-        return Peeled(tuple(rest), tuple(rest_flags), **base)
+        return peeled(tuple(rest), tuple(rest_flags))
     command: list[str] = []
     inputs: list[str] = []
     for i, word in enumerate(rest):
@@ -243,14 +247,13 @@ def _run_as_script(name: str, parsed, rest: list[str], rest_flags: list[bool],
     else:
         command = rest
     if any(rest_flags):
-        return Peeled(tuple(rest), tuple(rest_flags), unresolved=f"{name} runs a command "
-                      "only known when it runs", **base)
+        return peeled(tuple(rest), tuple(rest_flags),
+                      unresolved=f"{name} runs a command only known when it runs")
     if command:
-        return Peeled((), (), script=" ".join(command), **base)
+        return peeled(script=" ".join(command))
     if name == "parallel" and inputs and ":::" in rest:
-        return Peeled((), (), script="\n".join(w for w in inputs if w not in (":::", ":::+")),
-                      **base)
-    return Peeled((), (), unresolved=f"{name} runs commands read from its input", **base)
+        return peeled(script="\n".join(w for w in inputs if w not in (":::", ":::+")))
+    return peeled(unresolved=f"{name} runs commands read from its input")
 
 
 def unwrap(words: tuple[str, ...]) -> tuple[str, ...]:

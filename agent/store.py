@@ -431,7 +431,8 @@ class Store:
 
     def sessions(self, cwd: str | None = None, limit: int | None = 100) -> list[SessionRecord]:
         """Saved sessions, newest update first; only those in ``cwd`` when given."""
-        sql, params = _SESSION_SELECT, []
+        sql = _SESSION_SELECT
+        params: list[object] = []
         if cwd is not None:
             sql += " WHERE s.cwd = ?"
             params.append(cwd)
@@ -515,7 +516,8 @@ class Store:
         }.get(by)
         if key_sql is None:
             raise ValueError(f"unknown grouping {by!r}")
-        where, params = [], []
+        where: list[str] = []
+        params: list[object] = []
         if by == "tool":
             where.append("cause LIKE 'tool:%'")
         elif by == "subagent":

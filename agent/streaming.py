@@ -141,7 +141,7 @@ class Deadlines:
 
 def backoff(retry: int) -> float:
     """The delay before retry number ``retry`` (1-based) when the server names none."""
-    delay = min(BACKOFF_FIRST * 2 ** (retry - 1), BACKOFF_MAX)
+    delay = min(BACKOFF_FIRST * 2.0 ** (retry - 1), BACKOFF_MAX)
     return delay * (1 - 0.25 * random.random())
 
 

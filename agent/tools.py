@@ -9,7 +9,6 @@ plugin is covered by the path guards without being named anywhere.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,9 @@ from typing import Any
 
 #: The one-line refusal every tool raises when its arguments break the schema.
 ToolRun = Callable[[dict[str, Any], "ToolContext"], Awaitable["str | ToolResult"]]
+#: What :func:`tool` decorates: ``fn(args, ctx)``, async or plain.
+ToolFunction = Callable[[dict[str, Any], "ToolContext"],
+                        "str | ToolResult | Awaitable[str | ToolResult]"]
 
 
 @dataclass(frozen=True)
@@ -209,14 +211,14 @@ def tool(
     read_only: bool = False,
     prompt: str | None = None,
     describe: Callable[[dict[str, Any]], Description] | None = None,
-) -> Callable[[Callable[..., Any]], Tool]:
+) -> Callable[[ToolFunction], Tool]:
     """Decorator turning an async (or plain) function ``fn(args, ctx)`` into a :class:`Tool`."""
 
-    def wrap(fn: Callable[..., Any]) -> Tool:
+    def wrap(fn: ToolFunction) -> Tool:
         async def run(args: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
             out = fn(args, ctx)
-            if inspect.isawaitable(out):
-                out = await out
+            if isinstance(out, Awaitable):
+                return await out
             return out
 
         return Tool(

@@ -59,7 +59,7 @@ def for_provider(schema: Any, dialect: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise SchemaRejected(f"the input schema is a {type(schema).__name__}, not an object")
     defs = _definitions(schema)
-    body = _inline(copy.deepcopy(schema), defs, {})
+    body: dict[str, Any] = _inline(copy.deepcopy(schema), defs, {})
     body = _fold_top_level(body)
     for key in (*_BOOKKEEPING, *_TOP_LEVEL_ONLY, "$defs", "definitions"):
         body.pop(key, None)

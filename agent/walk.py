@@ -79,7 +79,7 @@ def _ignored(rules: _Rules, rel: str, is_dir: bool) -> bool:
         sub = rel[len(base):] + ("/" if is_dir else "")
         decision = spec.check_file(sub).include
         if decision is not None:
-            return decision
+            return bool(decision)
     return False
 
 

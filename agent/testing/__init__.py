@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import plugins as plugin_loading
 from agent.config import CORE_OPTIONS, Config, Paths, build
@@ -16,6 +16,9 @@ from agent.gate import Approver, Gate, GateDecision
 from agent.hooks import Hooks
 from agent.options import OptionRegistry
 from agent.tools import Tool, ToolCall, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from agent.session import Session
 
 
 def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = None,
@@ -84,7 +87,8 @@ async def gate_decision(config: Config, hooks: Hooks, tool: Tool, args: dict[str
 
 def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", model: str = "m",
                  base_url: str | None = None, api_key: str = "test-key",
-                 approver: Approver | None = None, max_retries: int = 0, **session_kwargs: Any):
+                 approver: Approver | None = None, max_retries: int = 0, **session_kwargs: Any
+                 ) -> Session:
     """A :class:`agent.session.Session` over a real provider plugin (e.g. pointed at a local
     fake server with ``base_url``), built the way the CLI builds one."""
     from dataclasses import replace
@@ -98,8 +102,10 @@ def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", mode
     config.env_values["api_key"] = api_key
     specs = hooks.providers(config)
     settings = replace(provider_settings(config, specs, env={}), max_retries=max_retries)
-    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config),
-                      provider=hooks.select_provider(config, specs, settings),
+    built = hooks.select_provider(config, specs, settings)
+    if built is None:
+        raise ValueError(f"no plugin could build the provider {provider!r}")
+    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=built,
                       approver=approver, model=settings.model)
     return Session(runtime, **session_kwargs)
 

@@ -84,7 +84,8 @@ class Reply:
         pieces: int = 3,
         delay: float = 0.0,
     ) -> None:
-        self.text = text
+        #: the answer's text (named apart from the :meth:`text` constructor)
+        self.answer = text
         self.reasoning = reasoning
         self.tool_calls = [self._norm_call(i, c) for i, c in enumerate(tool_calls or [])]
         self.usage = {"input_tokens": 10, "output_tokens": 5, **(usage or {})}
@@ -120,12 +121,12 @@ class Reply:
 
     def __repr__(self) -> str:
         kind = "error" if self.status != 200 else "stream"
-        return f"Reply<{kind} text={self.text!r} tools={[c[0] for c in self.tool_calls]}>"
+        return f"Reply<{kind} text={self.answer!r} tools={[c[0] for c in self.tool_calls]}>"
 
     # -- constructors (class-level names; an instance's ``text`` is its text) --
 
     @classmethod
-    def text(cls, text: str, **kwargs: Any) -> Reply:  # type: ignore[override]
+    def text(cls, text: str, **kwargs: Any) -> Reply:
         """A plain text answer."""
         return cls(text, **kwargs)
 
@@ -267,7 +268,7 @@ class _Render:
         # Not OpenAI itself: the DeepSeek/vLLM convention for streamed reasoning on chat.
         for piece in _split(r.reasoning, r.pieces) if r.reasoning else []:
             out.append(chunk({"reasoning_content": piece}))
-        for piece in _split(r.text, r.pieces) if r.text else []:
+        for piece in _split(r.answer, r.pieces) if r.answer else []:
             out.append(chunk({"content": piece}))
         for i, (name, args, cid) in enumerate(r.tool_calls):
             first = {"index": i, "id": cid or f"call_{i + 1}", "type": "function",
@@ -295,7 +296,7 @@ class _Render:
 
     def chat_json(self) -> dict[str, Any]:
         r = self.r
-        message: dict[str, Any] = {"role": "assistant", "content": r.text or None}
+        message: dict[str, Any] = {"role": "assistant", "content": r.answer or None}
         if r.tool_calls:
             message["tool_calls"] = [
                 {"id": cid or f"call_{i + 1}", "type": "function",
@@ -320,10 +321,11 @@ class _Render:
             summary = [{"type": "summary_text", "text": r.reasoning}] if r.reasoning else []
             items.append({"id": r.reasoning_id, "type": "reasoning", "summary": summary,
                           "encrypted_content": r.encrypted, "status": "completed"})
-        if r.text:
+        if r.answer:
             items.append({"id": "msg_1", "type": "message", "role": "assistant",
                           "status": "completed",
-                          "content": [{"type": "output_text", "text": r.text, "annotations": []}]})
+                          "content": [{"type": "output_text", "text": r.answer,
+                                       "annotations": []}]})
         for i, (name, args, cid) in enumerate(r.tool_calls):
             items.append({"id": f"fc_{i + 1}", "type": "function_call",
                           "call_id": cid or f"call_{i + 1}", "name": name,
@@ -383,13 +385,13 @@ class _Render:
                    item={**item, "status": "in_progress", "content": []})
                 ev("response.content_part.added", item_id=iid, output_index=idx, content_index=0,
                    part={"type": "output_text", "text": "", "annotations": []})
-                for piece in _split(r.text, r.pieces):
+                for piece in _split(r.answer, r.pieces):
                     ev("response.output_text.delta", item_id=iid, output_index=idx,
                        content_index=0, delta=piece, logprobs=[])
                 ev("response.output_text.done", item_id=iid, output_index=idx, content_index=0,
-                   text=r.text, logprobs=[])
+                   text=r.answer, logprobs=[])
                 ev("response.content_part.done", item_id=iid, output_index=idx, content_index=0,
-                   part={"type": "output_text", "text": r.text, "annotations": []})
+                   part={"type": "output_text", "text": r.answer, "annotations": []})
             else:
                 ev("response.output_item.added", output_index=idx,
                    item={**item, "arguments": "", "status": "in_progress"})
@@ -430,8 +432,8 @@ class _Render:
             blocks.append({"type": "thinking", "thinking": r.reasoning, "signature": r.signature})
         if r.redacted:
             blocks.append({"type": "redacted_thinking", "data": r.redacted})
-        if r.text:
-            blocks.append({"type": "text", "text": r.text})
+        if r.answer:
+            blocks.append({"type": "text", "text": r.answer})
         for i, (name, args, cid) in enumerate(r.tool_calls):
             blocks.append({"type": "tool_use", "id": cid or f"toolu_{i + 1}", "name": name,
                            "input": args})
@@ -468,7 +470,7 @@ class _Render:
                 ev("content_block_start", index=idx, content_block=block)
             elif kind == "text":
                 ev("content_block_start", index=idx, content_block={"type": "text", "text": ""})
-                for piece in _split(r.text, r.pieces):
+                for piece in _split(r.answer, r.pieces):
                     ev("content_block_delta", index=idx,
                        delta={"type": "text_delta", "text": piece})
             else:

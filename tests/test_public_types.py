@@ -1,0 +1,37 @@
+"""The types a plugin annotates with are exported from ``agent`` without making the import
+heavier: they load on first use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PROBE = """
+import sys
+import agent
+loaded_early = sorted(m for m in ("agent.session", "agent.ui.context", "urwid")
+                      if m in sys.modules)
+from agent import CommandContext, Config, Session
+from agent.config import Config as ConfigClass
+from agent.session import Session as SessionClass
+from agent.ui.context import CommandContext as ContextClass
+print(loaded_early, Session is SessionClass, Config is ConfigClass, CommandContext is ContextClass)
+try:
+    agent.NoSuchThing
+except AttributeError as exc:
+    print(exc)
+"""
+
+
+def test_session_config_and_command_context_load_on_first_use():
+    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[] True True True",
+                                        "module 'agent' has no attribute 'NoSuchThing'"]
+
+
+def test_the_exported_types_are_in_all():
+    import agent
+
+    assert {"Session", "Config", "CommandContext"} <= set(agent.__all__)
