@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agent.messages import Message
+from agent.messages import Message, has_images, without_images
 
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 
@@ -107,6 +107,34 @@ class ProviderNotice:
 
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCallStarted | StepFinished | ProviderNotice
+
+
+class TextOnly:
+    """What an endpoint that cannot take images sends instead: every image in the history
+    becomes its text placeholder (``[image from mcp__shots__snap (image/png, 3.1 kB) not
+    shown: ...]``), and the user is told once per endpoint.  The history keeps the images, so
+    a later switch to a model that takes them (``/model``, a fallback) sends them again."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.told = False
+
+    def apply(self, request: ProviderRequest) -> tuple[ProviderRequest, ProviderNotice | None]:
+        """``request`` without images, and the one-time notice when any were replaced."""
+        if not has_images(request.messages):
+            return request, None
+        why = f"{self.label} is set not to take images (send_images = false)"
+        messages, count = without_images(request.messages, why)
+        notice = None
+        if not self.told:
+            self.told = True
+            notice = ProviderNotice(
+                f"{self.label} does not take images: {count} image"
+                f"{'s are' if count != 1 else ' is'} sent as a text placeholder (set "
+                "send_images = true for a model that takes them)")
+        from dataclasses import replace
+
+        return replace(request, messages=messages), notice
 
 
 class ProviderError(Exception):

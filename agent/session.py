@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 from agent import events as ev
 from agent import pricing, spend
 from agent.gate import Approver, Gate
-from agent.messages import INVALID_JSON, Message, TextPart, ToolCallPart, ToolResultPart, clean_text
+from agent.messages import (
+    INVALID_JSON,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    bounded_images,
+    clean_text,
+)
 from agent.prompt import assemble
 from agent.providers import (
     BudgetExceeded,
@@ -475,10 +483,14 @@ class Session:
             # gets its head, its tail and the path to read the rest from.
             output = keep_large(result.output, state_dir=self.config.state_dir,
                                 session_id=self.id, call_id=call.id)
+            images, dropped = bounded_images(list(result.images or ()))
+            if dropped:  # said where the model reads it, never truncated away
+                output = "\n".join([output, *dropped])
             note = self._notes.pop(call.id, "")
             if note:  # what the user changed about the call, never truncated away
                 output = f"{output}\n\n{note}"
-            results[call.id] = ToolResultPart(call.id, call.name, output, result.is_error)
+            results[call.id] = ToolResultPart(call.id, call.name, output, result.is_error,
+                                              images)
             if result.is_error:
                 event: ev.Event = ev.ToolErrorEvent(call.id, call.name, output)
             else:

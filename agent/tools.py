@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.messages import ImagePart
+
 #: The one-line refusal every tool raises when its arguments break the schema.
 ToolRun = Callable[[dict[str, Any], "ToolContext"], Awaitable["str | ToolResult"]]
 #: What :func:`tool` decorates: ``fn(args, ctx)``, async or plain.
@@ -85,13 +87,17 @@ class ToolResult:
 
     ``output`` is what the model sees.  ``summary`` is a short line for the transcript
     (``12 hits``, ``exit 0, 3 lines out``); ``display`` carries extra data for renderers
-    (for example a diff), never sent to the model.
+    (for example a diff), never sent to the model.  ``images``
+    (:class:`agent.messages.ImagePart`) go to the model in the provider's own image blocks
+    next to ``output``; the core drops those past the limits of
+    :func:`agent.messages.bounded_images` and says so in the output.
     """
 
     output: str
     is_error: bool = False
     summary: str | None = None
     display: dict[str, Any] | None = None
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,12 @@ from typing import Any
 
 from agent import hookimpl
 from agent.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     decode_arguments,
 )
 from agent.options import Option
@@ -168,12 +170,14 @@ def anthropic_messages(messages: list[Message], thinking: bool = True) -> list[d
         else:
             role = "user"
             blocks = [
-                {"type": "tool_result", "tool_use_id": r.call_id, "content": r.output,
+                {"type": "tool_result", "tool_use_id": r.call_id, "content": _result_content(r),
                  **({"is_error": True} if r.is_error else {})}
                 for r in msg.tool_results
             ]
             if msg.role == "user" and msg.text:
                 blocks.append({"type": "text", "text": msg.text})
+            if msg.role == "user":
+                blocks.extend(_image_block(image) for image in msg.images)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -181,6 +185,19 @@ def anthropic_messages(messages: list[Message], thinking: bool = True) -> list[d
         else:
             out.append({"role": role, "content": blocks})
     return out
+
+
+def _result_content(result: ToolResultPart) -> Any:
+    """A ``tool_result``'s content: its text, or text and image blocks when it has images."""
+    if not result.images:
+        return result.output
+    text = [{"type": "text", "text": result.output}] if result.output else []
+    return [*text, *(_image_block(image) for image in result.images)]
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type,
+                                        "data": image.data}}
 
 
 def anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Any
 from agent import hookimpl
 from agent.messages import (
     INVALID_JSON,
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -43,6 +44,7 @@ from agent.providers import (
     StepFinished,
     StreamEvent,
     TextDelta,
+    TextOnly,
     ToolCallStarted,
     Usage,
 )
@@ -141,6 +143,10 @@ class Endpoint:
 
     def send_reasoning(self) -> bool:
         value = self.settings.options.get("send_reasoning")
+        return True if value is None else bool(value)
+
+    def send_images(self) -> bool:
+        value = self.settings.options.get("send_images")
         return True if value is None else bool(value)
 
     def error(self, exc: BaseException, *, output_started: bool,
@@ -249,9 +255,42 @@ def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
             continue
         for result in msg.tool_results:
             out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.output})
-        if msg.role == "user" and msg.text:
+        shown = _chat_images(msg)
+        if shown:
+            out.append({"role": "user", "content": shown})
+        elif msg.role == "user" and msg.text:
             out.append({"role": "user", "content": msg.text})
     return out
+
+
+def _chat_images(msg: Message) -> list[dict[str, Any]]:
+    """The content parts of the user message carrying ``msg``'s images, or [].  A tool
+    message takes text only, so the results' images follow in one user message after every
+    result (the calls must be answered first), each group under its call's name."""
+    parts: list[dict[str, Any]] = []
+    for result in msg.tool_results:
+        if result.images:
+            parts.append({"type": "text",
+                          "text": f"[images from the {result.name} call {result.call_id}]"})
+            parts.extend(_chat_image(image) for image in result.images)
+    if msg.role == "user" and msg.images:
+        if msg.text:
+            parts.append({"type": "text", "text": msg.text})
+        parts.extend(_chat_image(image) for image in msg.images)
+    return parts
+
+
+def data_url(image: ImagePart) -> str:
+    """``image`` as the data URL both OpenAI APIs take."""
+    return f"data:{image.media_type};base64,{image.data}"
+
+
+def _chat_image(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": data_url(image)}}
+
+
+def _responses_image(image: ImagePart) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": data_url(image), "detail": "auto"}
 
 
 def chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -384,6 +423,7 @@ class _RequestShape:
         self.settings = endpoint.settings
         self.label = f"{endpoint.name} {self.kind}"
         self.alternatives: list[Provider] = []
+        self.text_only = None if endpoint.send_images() else TextOnly(endpoint.name)
 
     def params(self, request: ProviderRequest) -> dict[str, Any]:
         raise NotImplementedError
@@ -406,6 +446,10 @@ class _RequestShape:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step within the deadlines, retrying what a retry can cure (see
         :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
+        if self.text_only is not None:
+            request, notice = self.text_only.apply(request)
+            if notice is not None:
+                yield notice
         params = self.params(request)
         try:
             # Built, and the SDK's resource imported (it imports each on first use, the
@@ -503,9 +547,17 @@ def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
                                 "arguments": encode_arguments(part)})
             continue
         for result in msg.tool_results:
+            output: Any = result.output
+            if result.images:  # text, image or file items are what an output can hold
+                output = [{"type": "input_text", "text": result.output},
+                          *(_responses_image(image) for image in result.images)]
             out.append({"type": "function_call_output", "call_id": result.call_id,
-                        "output": result.output})
-        if msg.role == "user" and msg.text:
+                        "output": output})
+        if msg.role == "user" and msg.images:
+            content = [{"type": "input_text", "text": msg.text}] if msg.text else []
+            content.extend(_responses_image(image) for image in msg.images)
+            out.append({"type": "message", "role": "user", "content": content})
+        elif msg.role == "user" and msg.text:
             out.append({"type": "message", "role": "user", "content": msg.text})
     return out
 
@@ -714,6 +766,10 @@ def agent_addoption(options: Any) -> None:
         "send_reasoning", type="bool", default=True, env="AGENT_SEND_REASONING",
         help="send reasoning effort parameters to openai endpoints (turn off for servers that "
              "reject them)"))
+    options.add(Option(
+        "send_images", type="bool", default=True, env="AGENT_SEND_IMAGES",
+        help="send images (from MCP tools and resources) to openai endpoints as image "
+             "blocks; turn off for text-only models, which then get a text placeholder"))
     options.add(Option(
         "reasoning_efforts", type="dict", default={},
         help='override thinking level -> openai reasoning effort, e.g. {off = "minimal"}'))

@@ -27,7 +27,16 @@ from typing import Any
 
 from agent import Option, SlashCommand, hookimpl, spend
 from agent.commands import show
-from agent.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from agent.messages import (
+    IMAGE_TOKENS,
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
 
 log = logging.getLogger("agent.prune")
@@ -85,8 +94,14 @@ def encode(message: Message) -> str:
 
 
 def tokens(message: Message) -> int:
-    """Estimated tokens: JSON characters / 4 (cheap, and conservative for code)."""
-    return len(encode(message)) // 4 + 1
+    """Estimated tokens: JSON characters / 4 (cheap, and conservative for code); an image
+    counts as what the providers bill for one, not as its base64 text."""
+    n = len(encode(message)) // 4 + 1
+    for part in message.parts:
+        for image in part.images if isinstance(part, ToolResultPart) else \
+                [part] if isinstance(part, ImagePart) else ():
+            n += IMAGE_TOKENS - len(image.data) // 4
+    return max(n, 1)
 
 
 def estimate(messages: Iterable[Message | None]) -> int:

@@ -4,7 +4,8 @@ the client's roots, elicits an answer, reports progress, and publishes tool anno
 Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enum), ``slow``
 (three progress notifications), ``peek`` (readOnlyHint), ``wipe`` (destructiveHint),
 ``make_report`` (returns a resource link); two ``memo://`` resources; a ``review`` prompt;
-``summarise`` (asks the client's model through sampling).
+``summarise`` (asks the client's model through sampling); ``snapshot`` (text, a PNG image and
+structured content); the ``memo://logo.png`` resource is a PNG.
 Run: ``python mcp_features_server.py`` (stdio).
 """
 
@@ -29,7 +30,12 @@ TOOLS = [
                input_schema=EMPTY),
     types.Tool(name="summarise", description="Asks the client's model for a summary.",
                input_schema=EMPTY),
+    types.Tool(name="snapshot", description="A picture of the screen.", input_schema=EMPTY),
 ]
+
+#: A 1x1 red PNG.
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"
+       "5ErkJggg==")
 
 RESOURCES = {
     "memo://notes/today": ("today", "text/plain", "buy tea\ncall Ada"),
@@ -40,10 +46,14 @@ RESOURCES = {
 async def list_resources(ctx, params):
     return types.ListResourcesResult(resources=[
         types.Resource(uri=uri, name=name, mime_type=mime)
-        for uri, (name, mime, _) in RESOURCES.items()])
+        for uri, (name, mime, _) in RESOURCES.items()] + [
+        types.Resource(uri="memo://logo.png", name="logo", mime_type="image/png")])
 
 
 async def read_resource(ctx, params):
+    if str(params.uri) == "memo://logo.png":
+        return types.ReadResourceResult(contents=[types.BlobResourceContents(
+            uri="memo://logo.png", mime_type="image/png", blob=PNG)])
     name, mime, body = RESOURCES[str(params.uri)]
     return types.ReadResourceResult(contents=[
         types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=body)])
@@ -85,6 +95,11 @@ async def call_tool(ctx, params):
         except Exception as exc:  # the client declined or failed: say so
             return text(json.dumps({"error": str(exc)}))
         return text(json.dumps({"model": answer.model, "text": answer.content.text}))
+    if params.name == "snapshot":
+        return types.CallToolResult(content=[
+            types.TextContent(type="text", text="the screen now"),
+            types.ImageContent(type="image", data=PNG, mime_type="image/png")],
+            structured_content={"width": 1, "height": 1})
     if params.name == "make_report":
         return types.CallToolResult(content=[
             types.TextContent(type="text", text="report written"),

@@ -167,7 +167,7 @@ def test_results_join_text_and_summarise_the_rest():
             uri="file:///a.txt", text="inside")),
         t.ResourceLink(type="resource_link", uri="file:///b.bin", name="b.bin"),
     ])
-    assert result_text(result) == ("first\n[image: image/png, 5 bytes]\n"
+    assert result_text(result) == ("first\n[image 1: image/png, 5 bytes]\n"
                                    "[resource file:///a.txt]\ninside\n"
                                    "[resource link: b.bin <file:///b.bin>]")
     only = t.CallToolResult(content=[], structured_content={"n": 1})
@@ -245,7 +245,9 @@ async def test_results_errors_and_environment(stubbed):
     assert (await call(stubbed, "echo", {"text": "hi"})).output == "hi"
     structured = await call(stubbed, "structured", {})
     assert json.loads(structured.output) == {"answer": 42, "unit": "widgets"}
-    assert (await call(stubbed, "picture", {})).output == "a red dot\n[image: image/png, 8 bytes]"
+    picture = await call(stubbed, "picture", {})
+    assert picture.output == "a red dot\n[image 1: image/png, 8 bytes]"
+    assert [(i.media_type, i.data) for i in picture.images] == [("image/png", "iVBORw0KGgo=")]
     failed = await call(stubbed, "fail", {"message": "no such thing"})
     assert failed.is_error and failed.output == "no such thing"
     assert (await call(stubbed, "env", {"name": "FOO"})).output == "from-config"

@@ -139,12 +139,17 @@ async def test_resources_are_listed_and_read_and_links_point_at_the_reader(feat)
     config, _ = feat
     listing = await run_tool(tool(config, "list_resources"), {}, config)
     assert listing.output.splitlines() == ["memo://notes/today  today  (text/plain)",
-                                           "memo://report/1  report 1  (text/markdown)"]
+                                           "memo://report/1  report 1  (text/markdown)",
+                                           "memo://logo.png  logo  (image/png)"]
     made = await run_tool(tool(config, "make_report"), {}, config)
     assert made.output == ("report written\n[resource link: report 1 <memo://report/1>] "
                            "(read it with mcp__feat__read_resource)")
     read = await run_tool(tool(config, "read_resource"), {"uri": "memo://report/1"}, config)
     assert read.output == "[resource memo://report/1]\n# Report\nall green"
+    logo = await run_tool(tool(config, "read_resource"), {"uri": "memo://logo.png"}, config)
+    assert logo.output == "[resource memo://logo.png: image 1, image/png, 70 bytes]"
+    assert [(i.media_type, i.source, i.size) for i in logo.images] == [
+        ("image/png", "feat:memo://logo.png", 70)]
     missing = await run_tool(tool(config, "read_resource"), {"uri": "memo://nope"}, config)
     assert missing.is_error and "could not do that" in missing.output
 

@@ -74,10 +74,53 @@ def _chat(messages: list[dict[str, Any]]) -> list[str]:
             open_calls = [c["id"] for c in calls]
             assert len(set(open_calls)) == len(open_calls), "duplicate call ids"
         else:
-            assert isinstance(m["content"], str) and m["content"], f"empty user message {i}"
+            content = m["content"]
+            if isinstance(content, list):  # text and image_url parts
+                assert content, f"empty user message {i}"
+                for part in content:
+                    if part["type"] == "text":
+                        assert part["text"], f"empty text part in message {i}"
+                    else:
+                        assert part["type"] == "image_url", part["type"]
+                        _data_url(part["image_url"]["url"])
+            else:
+                assert isinstance(content, str) and content, f"empty user message {i}"
     assert not open_calls, f"unanswered calls {open_calls}"
     assert roles[-1] in ("user", "tool"), roles
     return roles[1:]
+
+
+_DATA_URL = re.compile(r"^data:(image/(png|jpeg|gif|webp));base64,([A-Za-z0-9+/]+=*)$")
+
+
+def _data_url(url: str) -> None:
+    """An image data URL of a type the providers take, with valid base64."""
+    import base64
+
+    m = _DATA_URL.match(url)
+    assert m, f"not an image data URL: {url[:60]!r}"
+    base64.b64decode(m.group(3), validate=True)
+
+
+def _responses_content(content: Any, what: str) -> None:
+    """A responses message content or function call output: text or a list of input items."""
+    if isinstance(content, str):
+        return
+    assert isinstance(content, list) and content, what
+    for part in content:
+        assert part["type"] in ("input_text", "input_image", "output_text"), part["type"]
+        if part["type"] == "input_image":
+            _data_url(part["image_url"])
+            assert part.get("detail", "auto") in ("auto", "low", "high", "original")
+
+
+def _anthropic_image(block: dict[str, Any]) -> None:
+    import base64
+
+    src = block["source"]
+    assert src["type"] == "base64", src["type"]
+    assert src["media_type"] in ("image/png", "image/jpeg", "image/gif", "image/webp")
+    base64.b64decode(src["data"], validate=True)
 
 
 def _responses(items: list[dict[str, Any]]) -> list[str]:
@@ -88,6 +131,7 @@ def _responses(items: list[dict[str, Any]]) -> list[str]:
         if kind == "function_call_output":
             assert item["call_id"] in open_calls, f"output {item['call_id']} has no call"
             open_calls.remove(item["call_id"])
+            _responses_content(item["output"], f"output {i}")
         else:
             assert not open_calls or kind == "function_call", (
                 f"item {i} ({kind}) came before every call was answered")
@@ -96,6 +140,7 @@ def _responses(items: list[dict[str, Any]]) -> list[str]:
             open_calls.append(item["call_id"])
         elif kind == "message":
             assert item["role"] in ("user", "assistant") and item["content"], item
+            _responses_content(item["content"], f"message {i}")
         else:
             assert kind in ("function_call_output", "reasoning"), kind
         kinds.append(item.get("role") or kind)
@@ -122,6 +167,14 @@ def _anthropic(messages: list[dict[str, Any]]) -> list[str]:
             kinds = [b["type"] for b in blocks]
             assert kinds[:len(results)] == ["tool_result"] * len(results), kinds
             previous_calls = []
+            for b in blocks:
+                inner = b.get("content") if b["type"] == "tool_result" else [b]
+                for c in inner if isinstance(inner, list) else []:
+                    assert c["type"] in ("text", "image"), c["type"]
+                    if c["type"] == "image":
+                        _anthropic_image(c)
+                    else:
+                        assert c["text"], f"empty text block in message {i}"
         else:
             assert not results
             for b in blocks:

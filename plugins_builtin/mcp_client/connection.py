@@ -31,13 +31,13 @@ from plugins_builtin.mcp_client.client_side import (
 from plugins_builtin.mcp_client.resources import (
     LIST_RESOURCES,
     READ_RESOURCE,
-    resource_text,
+    resource_content,
     resource_tools,
 )
 from plugins_builtin.mcp_client.resources import (
     resource_listing as _resource_listing,
 )
-from plugins_builtin.mcp_client.results import result_text
+from plugins_builtin.mcp_client.results import result_content
 from plugins_builtin.mcp_client.servers import ServerConfig, format_seconds
 from plugins_builtin.mcp_client.tools import tool_name
 
@@ -282,8 +282,9 @@ class Connection:
     # ---- calls -------------------------------------------------------------------------------
 
     async def call(self, tool: str, arguments: dict[str, Any],
-                   on_progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
-        """Call ``tool``; returns (text, is_error).  Progress notifications go to
+                   on_progress: Callable[[str], None] | None = None
+                   ) -> tuple[str, bool, list[Any]]:
+        """Call ``tool``; returns (text, is_error, images).  Progress notifications go to
         ``on_progress`` as lines of text.  Raises :class:`CallFailed` when the server
         crashed, hung or refused; a crashed or hung server is stopped so the next call starts
         it again."""
@@ -323,8 +324,9 @@ class Connection:
             raise CallFailed(self.down_message()) from None
         reader = (tool_name(self.name, READ_RESOURCE)
                   if getattr(self, "has_resources", False) else "")
-        return (result_text(result, reader=reader),
-                bool(getattr(result, "is_error", False)))
+        text, images = result_content(result, reader=reader,
+                                      source=tool_name(self.name, tool))
+        return text, bool(getattr(result, "is_error", False)), images
 
     async def prompt(self, name: str, arguments: dict[str, str]) -> str:
         """The text of prompt ``name`` filled with ``arguments`` (messages joined)."""
@@ -348,9 +350,10 @@ class Connection:
                 parts.append(text)
         return "\n\n".join(parts)
 
-    async def resources(self, kind: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def resources(self, kind: str, arguments: dict[str, Any]
+                        ) -> tuple[str, bool, list[Any]]:
         """``list_resources`` or ``read_resource`` (the tools agent adds for a server that
-        offers resources); returns (text, is_error) like :meth:`call`."""
+        offers resources); returns (text, is_error, images) like :meth:`call`."""
         from mcp.shared.exceptions import MCPError
 
         session = self._session
@@ -358,14 +361,16 @@ class Connection:
             raise CallFailed(self.down_message())
         try:
             if kind == LIST_RESOURCES:
-                return await _resource_listing(session), False
+                return await _resource_listing(session), False, []
             result = await session.read_resource(str(arguments.get("uri", "")))
         except MCPError as exc:
-            return f"mcp server {self.name} could not do that: {exc.message}", True
+            return f"mcp server {self.name} could not do that: {exc.message}", True, []
         except Exception as exc:  # the transport broke
             self._give_up("crashed", self._with_stderr(describe(exc, self.server)))
             raise CallFailed(self.down_message()) from None
-        return resource_text(result), False
+        uri = str(arguments.get("uri", ""))
+        text, images = resource_content(result, source=f"{self.name}:{uri}")
+        return text, False, images
 
     def gone(self) -> bool:
         """True when a connected server's transport has already closed (the process died

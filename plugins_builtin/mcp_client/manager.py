@@ -151,7 +151,8 @@ class Manager:
         return conn
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any],
-                    on_progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
+                    on_progress: Callable[[str], None] | None = None
+                    ) -> tuple[str, bool, list[Any]]:
         if server not in self.servers:
             raise CallFailed(f'no MCP server named "{server}" is configured')
         conn = await self._ensure(server)
@@ -179,7 +180,7 @@ class Manager:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(run(), self.loop))
 
     async def resources(self, server: str, kind: str, arguments: dict[str, Any]
-                        ) -> tuple[str, bool]:
+                        ) -> tuple[str, bool, list[Any]]:
         """List or read ``server``'s resources from the caller's loop (see
         :mod:`.resources`); raises :class:`CallFailed` like :meth:`call`."""
         if self._closed:
@@ -187,7 +188,7 @@ class Manager:
         self.start()
         assert self.loop is not None
 
-        async def run() -> tuple[str, bool]:
+        async def run() -> tuple[str, bool, list[Any]]:
             conn = await self._ensure(server)
             return await conn.resources(kind, arguments)
 
@@ -198,11 +199,11 @@ class Manager:
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any], *,
                    on_progress: Callable[[str], None] | None = None,
-                   asker: Any = None, session: Any = None) -> tuple[str, bool]:
+                   asker: Any = None, session: Any = None) -> tuple[str, bool, list[Any]]:
         """Call ``server``'s ``tool`` from the caller's loop; waits for a server still
         starting (up to its ``startup_timeout``) and restarts one that crashed.  Progress
         lines go to ``on_progress`` on the caller's loop; the server's questions go to
-        ``asker`` (declined without one).  Returns (text, is_error); raises
+        ``asker`` (declined without one).  Returns (text, is_error, images); raises
         :class:`CallFailed`."""
         if self._closed:
             raise CallFailed("the MCP servers were shut down")

@@ -72,10 +72,10 @@ def meta_tools(st: Any) -> list[Tool]:
         arguments = args.get("arguments") or {}
         check_arguments(st.factory.tool(server, definition), arguments)
         try:
-            text, is_error = await manager.call(server, tool, arguments)
+            text, is_error, images = await manager.call(server, tool, arguments)
         except CallFailed as exc:
             raise ToolError(str(exc)) from None
-        return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
+        return ToolResult(text, is_error=is_error, summary=f"mcp {server}", images=images)
 
     return [
         Tool(name="mcp_list", description="List the MCP servers and their tools (name and "

@@ -60,8 +60,17 @@ async def resource_listing(session: Any) -> str:
 
 
 def resource_text(result: Any) -> str:
-    """The contents of a ``ReadResourceResult``: text as is, binary summarised."""
+    """The contents of a ``ReadResourceResult`` as text (see :func:`resource_content`)."""
+    return resource_content(result)[0]
+
+
+def resource_content(result: Any, source: str = "") -> tuple[str, list[Any]]:
+    """The contents of a ``ReadResourceResult``: text as is, images as image parts (for the
+    model's own image blocks) with a marker line, other binary content summarised."""
+    from agent.messages import IMAGE_TYPES, ImagePart
+
     parts = []
+    images: list[ImagePart] = []
     for item in getattr(result, "contents", None) or []:
         uri = getattr(item, "uri", "")
         text = getattr(item, "text", None)
@@ -74,5 +83,10 @@ def resource_text(result: Any) -> str:
         except (ValueError, TypeError):
             size = len(blob)
         mime = getattr(item, "mime_type", "") or "unknown type"
+        kind = mime.split(";")[0].strip().lower().replace("image/jpg", "image/jpeg")
+        if kind in IMAGE_TYPES:
+            images.append(ImagePart(kind, blob, source or str(uri)))
+            parts.append(f"[resource {uri}: image {len(images)}, {kind}, {size:,} bytes]")
+            continue
         parts.append(f"[resource {uri}: {mime}, {size:,} bytes of binary content]")
-    return "\n".join(parts) or "(the resource is empty)"
+    return "\n".join(parts) or "(the resource is empty)", images

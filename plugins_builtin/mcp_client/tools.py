@@ -119,15 +119,15 @@ class ToolFactory:
             runtime = getattr(getattr(ctx, "session", None), "runtime", None)
             try:
                 if kind:  # one of the resource tools agent adds
-                    text, is_error = await manager.resources(server, kind, args)
+                    text, is_error, images = await manager.resources(server, kind, args)
                 else:
-                    text, is_error = await manager.call(
+                    text, is_error, images = await manager.call(
                         server, raw_name, args, on_progress=ctx.emit_output,
                         asker=getattr(runtime, "asker", None),
                         session=getattr(ctx, "session", None))
             except CallFailed as exc:
                 raise ToolError(str(exc)) from None
-            return ToolResult(text, is_error=is_error, summary=f"mcp {server}")
+            return ToolResult(text, is_error=is_error, summary=f"mcp {server}", images=images)
 
         if len(description) > MAX_DESCRIPTION:
             description = description[:MAX_DESCRIPTION] + " [description truncated]"
