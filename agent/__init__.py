@@ -43,6 +43,7 @@ from agent.sandbox import (  # noqa: E402
 from agent.tools import (  # noqa: E402
     NO_EFFECTS,
     UNKNOWN_EFFECTS,
+    Change,
     Description,
     Effects,
     Tool,
@@ -58,8 +59,8 @@ __all__ = [
     "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
     "Block", "SlashCommand", "ConfigError", "Option", "Fragment",
     "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
-    "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError", "ToolResult",
-    "tool", "Verdict",
+    "Change", "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError",
+    "ToolResult", "tool", "Verdict",
     "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
     "Session", "Config", "CommandContext",
 ]

@@ -101,6 +101,24 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One change a call would make to a file's text, as the approval dialog shows it.
+
+    ``old`` is the text replaced: a snippet of the file (its line number is found in the
+    file), ``""`` for a new file, or None for *the file's whole current content* (the front
+    end reads it; a file that is missing counts as empty).  ``new`` replaces it.  ``label``
+    follows the path on the diff's header (``(edit 2)``, ``(new file)``).  ``atomic``: the
+    change is one hunk, accepted or rejected whole (a patch section).
+    """
+
+    path: str
+    old: str | None
+    new: str
+    label: str = ""
+    atomic: bool = False
+
+
+@dataclass(frozen=True)
 class Description:
     """How a call reads to the user, worked out from its arguments alone (before it runs).
 
@@ -109,12 +127,21 @@ class Description:
     - ``question``: the approval dialog's title, one sentence saying what will happen:
       ``Edit calc.py (+1 −1)?``, ``Run `pytest -q`?``, ``Fetch https://example.com?``.
       Empty: the front end asks ``allow <name>?``.
+    - ``changes``: the file changes the call would make (:class:`Change`): the dialog shows
+      them as a diff whose hunks the user may accept one by one, and the transcript keeps
+      the applied diff.  Any tool that edits text gets that dialog by declaring them.
+    - ``revise``: given, for each change in order, the text that is to replace its ``old``
+      (its ``new`` with the rejected hunks undone; its ``old`` when all were rejected),
+      returns the call's arguments that make only that change.  None: the hunks of this
+      call cannot be rejected one by one (rejecting any denies the call).
 
     Front ends clip long lines; a tool need not.
     """
 
     details: tuple[str, ...] = ()
     question: str = ""
+    changes: tuple[Change, ...] = ()
+    revise: Callable[[tuple[str, ...]], dict[str, Any]] | None = None
 
 
 @dataclass

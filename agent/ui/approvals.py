@@ -1,20 +1,21 @@
 """What the approval dialog shows for a call, and the partial answer when hunks are rejected.
 
-For the edit tools (``edit_file``, ``multi_edit``, ``write_file``, ``apply_patch``) the dialog
-shows a :class:`~agent.ui.diffing.DiffSet`.  When the user rejects some hunks, :func:`partial`
-rebuilds the call's arguments with only the accepted hunks and writes the note the model gets
-with the tool's result, naming what was left out.
+A tool that edits text declares the changes a call would make (``Description.changes``, see
+:class:`agent.Change`); the dialog shows them as a :class:`~agent.ui.diffing.DiffSet`.  When
+the user rejects some hunks, :func:`partial` asks the tool (``Description.revise``) for the
+arguments that keep only the accepted ones, and writes the note the model gets with the
+tool's result, naming what was left out.  No tool is named here: a third-party edit tool
+gets the same dialog by describing its calls.
 """
 
 from __future__ import annotations
 
-import copy
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent import paths
+from agent.tools import Description
 from agent.ui import toolfmt
 from agent.ui.diffing import DiffSet, FileDiff
 
@@ -42,21 +43,6 @@ def _read(workspace: Path, path: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _arg(d: dict[str, Any], *names: str) -> Any:
-    for n in names:
-        if n in d:
-            return d[n]
-    return None
-
-
-def _key(d: dict[str, Any], *names: str) -> str:
-    return next((n for n in names if n in d), names[0])
-
-
-OLD = ("oldString", "old_string", "old")
-NEW = ("newString", "new_string", "new")
-
-
 def _snippet_line(text: str | None, snippet: str) -> int:
     """1-based line where ``snippet`` starts in ``text`` (1 when unknown or ambiguous)."""
     if not text or not snippet:
@@ -67,150 +53,59 @@ def _snippet_line(text: str | None, snippet: str) -> int:
     return text.count("\n", 0, at) + 1
 
 
-def diffs_for(name: str, args: dict[str, Any], workspace: Path) -> DiffSet | None:
-    """The diffs a call would make, or None for tools without one."""
-    path = str(_arg(args, "path", "file_path") or "")
-    if name == "edit_file":
-        old, new = _arg(args, *OLD), _arg(args, *NEW)
-        if not isinstance(old, str) or not isinstance(new, str):
-            return None
-        first = _snippet_line(_read(workspace, path), old)
-        return DiffSet([FileDiff(path, old, new, first_line=first)])
-    if name == "multi_edit":
-        edits = args.get("edits")
-        if not isinstance(edits, list):
-            return None
-        text = _read(workspace, path)
-        diffs = []
-        for i, e in enumerate(edits, 1):
-            if not isinstance(e, dict):
-                return None
-            old, new = _arg(e, *OLD), _arg(e, *NEW)
-            if not isinstance(old, str) or not isinstance(new, str):
-                return None
-            label = f"(edit {i})" if len(edits) > 1 else ""
-            diffs.append(FileDiff(path, old, new, label, _snippet_line(text, old)))
-        return DiffSet(diffs)
-    if name == "write_file":
-        content = _arg(args, "content")
-        if not isinstance(content, str):
-            return None
-        existing = _read(workspace, path)
-        if existing is None:
-            return DiffSet([FileDiff(path, "", content, "(new content)")])
-        return DiffSet([FileDiff(path, existing, content)])
-    if name == "apply_patch":
-        patch = _arg(args, "patch", "input")
-        if not isinstance(patch, str):
-            return None
-        return DiffSet([s.diff(workspace) for s in parse_patch(patch)])
-    return None
+def _description(tool: Any, args: Any) -> Description | None:
+    if tool is None or not isinstance(args, dict):
+        return None
+    found = tool.description_of(args)
+    return found if isinstance(found, Description) else None
 
 
-# ---- apply_patch sections ------------------------------------------------------------------
-
-_HEADER = re.compile(r"\*\*\* (Add|Update|Delete) File: (.+)")
-
-
-@dataclass
-class PatchChunk:
-    """One hunk of a patch: an Add or Delete section, or one ``@@`` chunk of an Update."""
-
-    kind: str
-    path: str
-    header: list[str]   # the section's header lines (kept while any chunk of it is kept)
-    lines: list[str]
-    section: int
-
-    def diff(self, workspace: Path) -> FileDiff:
-        if self.kind == "Add":
-            new = "".join(ln[1:] + "\n" for ln in self.lines if ln.startswith("+"))
-            return FileDiff(self.path, "", new, "(new file)", atomic=True)
-        if self.kind == "Delete":
-            old = _read(workspace, self.path) or "(file contents)\n"
-            return FileDiff(self.path, old, "", "(deleted)", atomic=True)
-        # A blank line inside a hunk is an empty context line (models drop the space).
-        old = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("-", " ") or ln == "")
-        new = "".join(ln[1:] + "\n" for ln in self.lines if ln[:1] in ("+", " ") or ln == "")
-        moved = [h for h in self.header if h.startswith("*** Move to:")]
-        label = f"(move to {moved[0].split(':', 1)[1].strip()})" if moved else ""
-        text = _read(workspace, self.path)
-        return FileDiff(self.path, old, new, label, _snippet_line(text, old), atomic=True)
-
-
-def parse_patch(patch: str) -> list[PatchChunk]:
-    chunks: list[PatchChunk] = []
-    section = -1
-    current: PatchChunk | None = None
-    for raw in patch.replace("\r\n", "\n").split("\n"):
-        line = raw.rstrip("\r")
-        m = _HEADER.match(line.strip())
-        if m:
-            section += 1
-            current = PatchChunk(m.group(1), m.group(2).strip(), [line], [], section)
-            chunks.append(current)
-            continue
-        if current is None or line.strip() in ("*** Begin Patch", "*** End Patch"):
-            continue
-        if line.startswith("*** Move to:") and not current.lines:
-            current.header.append(line)
-            continue
-        if line.startswith("@@") and current.kind == "Update":
-            if current.lines:  # a new chunk of the same section
-                current = PatchChunk("Update", current.path, current.header, [], section)
-                chunks.append(current)
-            current.lines.append(line)
-            continue
-        current.lines.append(line)
-    return chunks
-
-
-def _rebuild_patch(patch: str, rejected_chunks: set[int]) -> str:
-    chunks = parse_patch(patch)
-    kept_sections: dict[int, list[PatchChunk]] = {}
-    for i, chunk in enumerate(chunks):
-        if i not in rejected_chunks:
-            kept_sections.setdefault(chunk.section, []).append(chunk)
-    out = ["*** Begin Patch"]
-    for section in sorted(kept_sections):
-        parts = kept_sections[section]
-        out.extend(parts[0].header)
-        for part in parts:
-            out.extend(part.lines)
-    out.append("*** End Patch")
-    return "\n".join(out) + "\n"
+def diffs_for(tool: Any, args: Any, workspace: Path) -> DiffSet | None:
+    """The diffs a call of ``tool`` would make (from the changes it declares), or None."""
+    description = _description(tool, args)
+    if description is None or not description.changes:
+        return None
+    texts: dict[str, str | None] = {}
+    diffs = []
+    for change in description.changes:
+        if change.path not in texts:
+            texts[change.path] = _read(workspace, change.path)
+        text = texts[change.path]
+        label = change.label
+        if change.old is not None:
+            old, first = change.old, _snippet_line(text, change.old)
+        elif text is not None:
+            old, first = text, 1
+        elif change.new:  # the whole file, and there is none yet
+            old, first, label = "", 1, label or "(new content)"
+        else:  # removing a file that cannot be read: still one hunk to answer
+            old, first = "(file contents)\n", 1
+        diffs.append(FileDiff(change.path, old, change.new, label, first,
+                              atomic=change.atomic))
+    return DiffSet(diffs)
 
 
 # ---- partial approval ------------------------------------------------------------------------
 
 
-def partial(name: str, args: dict[str, Any], ds: DiffSet, rejected: set[int],
+def partial(tool: Any, args: dict[str, Any], ds: DiffSet, rejected: set[int],
             workspace: Path) -> Partial | None:
     """Arguments keeping only the accepted hunks (None if that is not possible)."""
     if not rejected or len(rejected) >= len(ds.hunks):
         return None
-    new_args = copy.deepcopy(args)
-    if name == "edit_file":
-        key = _key(args, *NEW)
-        new_args[key] = ds.diffs[0].apply(ds.rejected_groups(0, rejected))
-    elif name == "write_file":
-        new_args["content"] = ds.diffs[0].apply(ds.rejected_groups(0, rejected))
-    elif name == "multi_edit":
-        kept = []
-        for i, e in enumerate(new_args["edits"]):
-            old = _arg(e, *OLD)
-            e[_key(e, *NEW)] = ds.diffs[i].apply(ds.rejected_groups(i, rejected))
-            if e[_key(e, *NEW)] != old:  # a fully rejected edit is dropped
-                kept.append(e)
-        new_args["edits"] = kept
-    elif name == "apply_patch":
-        key = _key(args, "patch", "input")
-        # In a patch every diff is one atomic chunk, numbered like the chunks.
-        chunk_numbers = {h.diff for h in ds.hunks if h.number in rejected}
-        new_args[key] = _rebuild_patch(args[key], chunk_numbers)
-    else:
+    description = _description(tool, args)
+    if description is None or description.revise is None \
+            or len(description.changes) != len(ds.diffs):
         return None
-    return Partial(new_args, rejection_note(name, ds, rejected))
+    texts = tuple(diff.apply(ds.rejected_groups(i, rejected))
+                  for i, diff in enumerate(ds.diffs))
+    try:
+        new_args = description.revise(texts)
+    except Exception:  # a broken revise denies the call rather than running it whole
+        return None
+    if not isinstance(new_args, dict):
+        return None
+    return Partial(new_args, rejection_note(tool.name, ds, rejected))
 
 
 def rejection_note(name: str, ds: DiffSet, rejected: set[int]) -> str:

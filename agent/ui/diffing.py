@@ -2,7 +2,7 @@
 
 A :class:`FileDiff` compares two texts (a whole file, or the snippet an edit replaces) and
 groups the changes into hunks with two lines of context, like a unified diff.  A
-:class:`DiffSet` numbers the hunks of several diffs (the edits of a ``multi_edit``, the files
+:class:`DiffSet` numbers the hunks of several diffs (the edits of one call, the files
 of a patch) from 1, renders them as rows, and rebuilds each text with some hunks rejected.
 The ``diff`` renderer plugin draws the rows; the approval dialog toggles the hunks.
 """

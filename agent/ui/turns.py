@@ -194,7 +194,7 @@ class TurnView:
         try:
             from agent.ui.approvals import diffs_for
 
-            ds = diffs_for(name, args, self.app.workspace) if isinstance(args, dict) else None
+            ds = diffs_for(self.app.tool_named(name), args, self.app.workspace)
         except Exception:
             ds = None
         if ds is not None and ds.hunks:

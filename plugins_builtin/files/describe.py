@@ -3,11 +3,14 @@ arguments and the approval dialog's question, from the arguments alone."""
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from typing import Any
 
-from agent import Description
+from agent import Change, Description
+
+from . import patch_hunks
 
 OLD = ("oldString", "old_string", "old")
 NEW = ("newString", "new_string", "new")
@@ -57,6 +60,17 @@ def _path(args: dict[str, Any]) -> str:
     return str(_get(args, "path", "file_path", "file") or "?")
 
 
+def _key(d: dict[str, Any], *names: str) -> str:
+    """The spelling of an argument the call used (the first one when it has none)."""
+    return next((n for n in names if n in d), names[0])
+
+
+def _with(args: dict[str, Any], key: str, value: str) -> dict[str, Any]:
+    out = copy.deepcopy(args)
+    out[key] = value
+    return out
+
+
 def _lines_range(args: dict[str, Any]) -> str:
     offset, limit = _get(args, "offset"), _get(args, "limit")
     try:
@@ -86,8 +100,10 @@ def read_many_files(args: dict[str, Any]) -> Description:
 def write_file(args: dict[str, Any]) -> Description:
     path, content = _path(args), _text(_get(args, "content"))
     lines = _count(content)
+    changes = (Change(path, None, content),) if isinstance(args.get("content"), str) else ()
     return Description((f"{path}  {_plural(lines, 'line')}, {len(content)} chars",),
-                       f"Write {path} ({_plural(lines, 'line')})?")
+                       f"Write {path} ({_plural(lines, 'line')})?", changes,
+                       lambda texts: _with(args, "content", texts[0]))
 
 
 def edit_file(args: dict[str, Any]) -> Description:
@@ -100,7 +116,10 @@ def edit_file(args: dict[str, Any]) -> Description:
         details.append("every occurrence")
     plus, minus = changed_lines(old, new)
     where = ", every occurrence" if every else ""
-    return Description(tuple(details), f"Edit {path} ({_counts(plus, minus)}{where})?")
+    whole = isinstance(_get(args, *OLD), str) and isinstance(args.get(_key(args, *NEW)), str)
+    return Description(tuple(details), f"Edit {path} ({_counts(plus, minus)}{where})?",
+                       (Change(path, old, new),) if whole else (),
+                       lambda texts: _with(args, _key(args, *NEW), texts[0]))
 
 
 def multi_edit(args: dict[str, Any]) -> Description:
@@ -116,8 +135,26 @@ def multi_edit(args: dict[str, Any]) -> Description:
             details.append(f"{i}. - {_first_line(old)}")
     if len(edits) > 5:
         details.append(f"... {len(edits) - 5} more")
+    raw = args.get("edits")
+    whole = isinstance(raw, list) and all(
+        isinstance(e, dict) and isinstance(_get(e, *OLD), str)
+        and isinstance(e.get(_key(e, *NEW)), str) for e in raw)
+    changes = tuple(Change(path, _text(_get(e, *OLD)), _text(e.get(_key(e, *NEW))),
+                           f"(edit {i})" if len(edits) > 1 else "")
+                    for i, e in enumerate(edits, 1)) if whole else ()
+
+    def revise(texts: tuple[str, ...]) -> dict[str, Any]:
+        out = copy.deepcopy(args)
+        kept = []
+        for e, text in zip(out["edits"], texts, strict=False):
+            if text != _get(e, *OLD):  # a fully rejected edit is dropped
+                e[_key(e, *NEW)] = text
+                kept.append(e)
+        out["edits"] = kept
+        return out
+
     return Description(tuple(details), f"Edit {path}: {_plural(len(edits), 'edit')} "
-                                       f"({_counts(plus, minus)})?")
+                                       f"({_counts(plus, minus)})?", changes, revise)
 
 
 _PATCH_HEADER = re.compile(r"\*\*\* (Add|Update|Delete) File: (.+)")
@@ -141,7 +178,18 @@ def apply_patch(args: dict[str, Any]) -> Description:
             minus += 1
     details = ops[:10] + ([f"... {len(ops) - 10} more"] if len(ops) > 10 else [])
     target = files[0] if len(files) == 1 else _plural(len(files), "file")
-    return Description(tuple(details), f"Patch {target} ({_counts(plus, minus)})?")
+    key = _key(args, "patch", "input")
+    raw = args.get(key)
+    changes = tuple(c.change() for c in patch_hunks.chunks(raw)) if isinstance(raw, str) else ()
+
+    def revise(texts: tuple[str, ...]) -> dict[str, Any]:
+        # every chunk is atomic: it was rejected when its text is not its new one
+        rejected = {i for i, (c, text) in enumerate(zip(changes, texts, strict=False))
+                    if text != c.new}
+        return _with(args, key, patch_hunks.rebuild(str(raw), rejected))
+
+    return Description(tuple(details), f"Patch {target} ({_counts(plus, minus)})?", changes,
+                       revise)
 
 
 def move_file(args: dict[str, Any]) -> Description:

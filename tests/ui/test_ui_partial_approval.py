@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fakeprovider import Reply
 
-from agent import Effects, Tool, ToolError, hookimpl
+from agent import Change, Description, Effects, Tool, ToolError, hookimpl
 from agent import events as ev
 from agent.gate import Approval
 from agent.testing import collect, make_boot, make_session
@@ -15,25 +15,33 @@ OLD = "".join(f"line {i}\n" for i in range(1, 21))
 
 
 class EditPlugin:
-    """An exact-replace edit tool shaped like the builtin edit_file."""
+    """A third-party exact-replace tool, named like no builtin: it gets the diff dialog and
+    hunk-by-hunk approval only by describing its calls (``Description.changes`` and
+    ``revise``)."""
 
     @hookimpl
     def agent_register_tools(self, register, config):
         async def edit(args, ctx):
-            path = ctx.resolve(args["path"])
+            path = ctx.resolve(args["file"])
             text = path.read_text()
-            if text.count(args["oldString"]) != 1:
-                raise ToolError("oldString not found")
-            path.write_text(text.replace(args["oldString"], args["newString"]))
-            return f"Replaced 1 occurrence(s) in {args['path']}"
+            if text.count(args["find"]) != 1:
+                raise ToolError("find not found")
+            path.write_text(text.replace(args["find"], args["replace"]))
+            return f"Replaced 1 occurrence(s) in {args['file']}"
 
-        register(Tool("edit_file", "Edit a file.", edit,
+        def describe(args):
+            return Description(
+                (args["file"],), f"Swap text in {args['file']}?",
+                (Change(args["file"], args["find"], args["replace"]),),
+                lambda texts: dict(args, replace=texts[0]))
+
+        register(Tool("swap_text", "Replace text in a file.", edit,
                       {"type": "object",
-                       "properties": {"path": {"type": "string"},
-                                      "oldString": {"type": "string"},
-                                      "newString": {"type": "string"}},
-                       "required": ["path", "oldString", "newString"]},
-                      effects=lambda a: Effects(writes=(a["path"],))))
+                       "properties": {"file": {"type": "string"},
+                                      "find": {"type": "string"},
+                                      "replace": {"type": "string"}},
+                       "required": ["file", "find", "replace"]},
+                      effects=lambda a: Effects(writes=(a["file"],)), describe=describe))
 
 
 @pytest.fixture
@@ -46,20 +54,20 @@ def boot(tmp_path):
 
 def two_hunk_edit() -> dict:
     new = OLD.replace("line 2\n", "LINE TWO\n").replace("line 18\n", "LINE EIGHTEEN\n")
-    return {"path": "a.txt", "oldString": OLD, "newString": new}
+    return {"file": "a.txt", "find": OLD, "replace": new}
 
 
 async def test_rejected_hunk_is_not_written_and_the_model_is_told(boot, fake_provider):
     config, hooks = boot
     args = two_hunk_edit()
-    fake_provider.script(Reply.tool_call("edit_file", args, id="e1"), Reply.text("ok"))
+    fake_provider.script(Reply.tool_call("swap_text", args, id="e1"), Reply.text("ok"))
     seen = []
 
     async def approver(request):
-        ds = approvals.diffs_for(request.call.name, request.call.arguments, config.workspace)
+        ds = approvals.diffs_for(request.tool, request.call.arguments, config.workspace)
         assert len(ds.hunks) == 2
         seen.append(ds)
-        part = approvals.partial(request.call.name, request.call.arguments, ds, {2},
+        part = approvals.partial(request.tool, request.call.arguments, ds, {2},
                                  config.workspace)
         return Approval("yes", part.arguments, part.note)
 
@@ -76,11 +84,11 @@ async def test_rejected_hunk_is_not_written_and_the_model_is_told(boot, fake_pro
 
 async def test_edited_arguments_that_touch_more_are_refused(boot, fake_provider):
     config, hooks = boot
-    fake_provider.script(Reply.tool_call("edit_file", two_hunk_edit(), id="e1"),
+    fake_provider.script(Reply.tool_call("swap_text", two_hunk_edit(), id="e1"),
                          Reply.text("ok"))
 
     async def approver(request):
-        sneaky = dict(request.call.arguments, path="other.txt")
+        sneaky = dict(request.call.arguments, file="other.txt")
         return Approval("yes", sneaky, "")
 
     session = make_session(config, hooks, base_url=fake_provider.openai_url, approver=approver)
@@ -89,3 +97,37 @@ async def test_edited_arguments_that_touch_more_are_refused(boot, fake_provider)
     assert "would touch more than was approved" in denied.reason
     assert (config.workspace / "a.txt").read_text() == OLD
     assert not (config.workspace / "other.txt").exists()
+
+
+async def test_a_third_party_edit_tool_gets_the_diff_dialog_on_screen(tmp_path, fake_provider):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from ui_harness import idle, make_app, press, wait_for
+
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("edits", EditPlugin())])
+    (app.workspace / "a.txt").write_text(OLD)
+    app.approval_guard = 0.0
+    fake_provider.script(Reply.tool_call("swap_text", two_hunk_edit(), id="e1"),
+                         Reply.text("Swapped."))
+    app.start()
+    app.root.keypress(app.size, "x")
+    app.root.keypress(app.size, "enter")
+    rows = await wait_for(app, "Swap text in a.txt?")
+    lines = rows.splitlines()
+    assert any(line.startswith("│a.txt  +2 -2") for line in lines), rows
+    # the file's own line numbers; the selected hunk marked
+    assert any(line.startswith("│▌ 2 - line 2") for line in lines)
+    assert any(line.startswith("│▌ 2 + LINE TWO") for line in lines)
+    assert any(line.startswith("│ 18 + LINE EIGHTEEN") for line in lines)
+    assert "hunk 1/2 accepted" in rows
+    await press(app, "down", " ")
+    rows = await wait_for(app, "hunk 2/2 rejected")
+    assert "1 rejected: the rest is applied" in rows
+    await press(app, "y")
+    await idle(app)
+    text = (app.workspace / "a.txt").read_text()
+    assert "LINE TWO" in text and "LINE EIGHTEEN" not in text and "line 18\n" in text
+    told = [m for m in fake_provider.requests[1].body["messages"] if m["role"] == "tool"][0]
+    assert "rejected 1 of 2 hunks of this swap_text call" in told["content"]

@@ -26,8 +26,9 @@ def hunk_of(ds, text: str) -> int:
 
 async def apply(files, name, args, reject_text):
     config, tools = files
-    ds = approvals.diffs_for(name, args, config.workspace)
-    part = approvals.partial(name, args, ds, {hunk_of(ds, reject_text)}, config.workspace)
+    ds = approvals.diffs_for(tools[name], args, config.workspace)
+    part = approvals.partial(tools[name], args, ds, {hunk_of(ds, reject_text)},
+                             config.workspace)
     assert part is not None
     result = await run_tool(tools[name], part.arguments, config)
     assert not result.is_error, result.output
@@ -70,7 +71,7 @@ async def test_apply_patch_without_one_hunk_of_an_update(files):
 
 
 def test_rejecting_everything_is_no_partial(files):
-    config, _ = files
+    config, tools = files
     args = {"path": "a.txt", "oldString": "line 1\n", "newString": "LINE 1\n"}
-    ds = approvals.diffs_for("edit_file", args, config.workspace)
-    assert approvals.partial("edit_file", args, ds, {1}, config.workspace) is None
+    ds = approvals.diffs_for(tools["edit_file"], args, config.workspace)
+    assert approvals.partial(tools["edit_file"], args, ds, {1}, config.workspace) is None

@@ -54,7 +54,7 @@ class ApprovalDialog(Modal):
         call = request.call
         self.diffs: DiffSet | None = None
         try:
-            self.diffs = approvals.diffs_for(call.name, call.arguments, workspace) or None
+            self.diffs = approvals.diffs_for(request.tool, call.arguments, workspace) or None
         except Exception:  # a malformed argument shows as detail lines instead
             self.diffs = None
         self.rejected: set[int] = set()
@@ -179,7 +179,7 @@ class ApprovalDialog(Modal):
         if len(self.rejected) >= len(self.diffs.hunks):
             return "no"
         call = self.request.call
-        part = approvals.partial(call.name, call.arguments, self.diffs, self.rejected,
+        part = approvals.partial(self.request.tool, call.arguments, self.diffs, self.rejected,
                                  self.workspace)
         if part is None:
             return "no"
