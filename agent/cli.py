@@ -235,8 +235,8 @@ def run_main(argv: list[str]) -> int:
         return _fail(str(exc), 2)
     try:
         boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless,
-                             extra={"no_plugins": bool(args.no_plugins),
-                                    "permission_flags": permission_flags})
+                             permission_flags=permission_flags,
+                             no_plugins=bool(args.no_plugins))
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
@@ -246,7 +246,7 @@ def run_main(argv: list[str]) -> int:
         print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
               file=sys.stderr)
     if args.allow or args.deny or boot.config.get("permission") \
-            or boot.config.extra.get("project_permission"):
+            or boot.config.project_permission:
         # A typo in --deny, or a rule that can never match, must not pass silently.
         from agent.rule_check import unmatchable_rule
 
@@ -266,7 +266,7 @@ def run_main(argv: list[str]) -> int:
 
 def _resolve_resume(boot: Any, args: Any) -> int:
     """``-c``/``-r``: find the session before anything starts (a bad id fails fast, exit 2)
-    and leave its id in ``config.extra["resume_session_id"]`` for ``open_session``."""
+    and leave its id in ``config.resume_session_id`` for ``open_session``."""
     if not (args.continue_session or args.resume):
         return 0
     if args.continue_session and args.resume:
@@ -280,7 +280,7 @@ def _resolve_resume(boot: Any, args: Any) -> int:
                                   continue_=args.continue_session, resume=args.resume)
     except (SessionLookupError, StoreError) as exc:
         return _fail(str(exc), 2)
-    boot.config.extra["resume_session_id"] = record.id
+    boot.config.resume_session_id = record.id
     return 0
 
 
@@ -301,7 +301,8 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
         return _fail(f'no plugin could build the provider "{settings.provider}"', 2)
     tools = hooks.tools(config)
     runtime = Runtime(config=config, hooks=hooks, tools=tools, provider=provider,
-                      approver=None, model=settings.model)
+                      approver=None, model=settings.model, provider_name=settings.provider,
+                      provider_spec=specs.get(settings.provider))
     try:
         session = open_session(runtime, provider=settings.provider)
     except SessionLookupError as exc:
@@ -386,7 +387,7 @@ def unknown_flag_tools(config: Any, tools: dict[str, Any]) -> str:
     A typo in ``--deny`` must not pass silently.  Wildcard keys and MCP tools (whose servers
     may not have connected yet) are not checked.
     """
-    flags = config.extra.get("permission_flags")
+    flags = config.permission_flags
     if flags is None:
         return ""
     for flag, tool in flags.tools():
@@ -512,7 +513,7 @@ def cmd_policy(argv: list[str]) -> int:
     try:
         paths, file_data, host, hooks, options = load_plugins()
         boot = finish_config(paths, file_data, host, hooks, options, flag_values,
-                             extra={"permission_flags": permission_flags})
+                             permission_flags=permission_flags)
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     tools = hooks.tools(boot.config)

@@ -196,6 +196,8 @@ class Config:
 
     ``get(key)`` returns the effective value: flag, else env, else file, else the option's
     default.  ``source(key)`` says where it came from.  ``file_data`` is the raw file.
+    Everything else a run carries is a declared field below, so core and plugins never pass
+    values to each other through an untyped dictionary.
     """
 
     paths: Paths
@@ -209,14 +211,25 @@ class Config:
     notices: list[str] = field(default_factory=list)
     #: the enabled plugins' tables (``agent_store_schema``), collected by ``Hooks.configure``
     store_schemas: list[Any] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # run-time values (flags like --no-mcp)
+    #: the workspace's ``.agent/config.toml`` as read (empty when there is none)
+    project_config: dict[str, Any] = field(default_factory=dict)
+    #: its ``[permission]`` table: a project may tighten permissions, never loosen them
+    project_permission: dict[str, Any] = field(default_factory=dict)
+    #: this run's ``--allow``/``--deny`` rules (an :class:`agent.permission_flags.FlagRules`)
+    permission_flags: Any = None
+    #: ``--no-plugins``: only agent's own builtins (registry manifests stay out too)
+    no_plugins: bool = False
+    #: the saved session ``-c``/``-r`` resolved to, for the front end to resume
+    resume_session_id: str | None = None
+    #: the run's :class:`agent.sandbox.Sandbox`, built on first use by ``sandbox_for``
+    sandbox: Any = None
+    #: plugins' private run state, keyed by plugin name (no other plugin or the core reads it)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def get(self, key: str, default: Any = None) -> Any:
         for layer in (self.flag_values, self.env_values, self.file_data):
             if key in layer:
                 return layer[key]
-        if key in self.extra:
-            return self.extra[key]
         option = self.options.get(key)
         if option is not None and option.default is not None:
             return _copy(option.default)

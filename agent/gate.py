@@ -121,9 +121,9 @@ class Grants:
 
 
 def flag_rules(config: Any) -> FlagRules | None:
-    """The run's flag rules (``config.extra["permission_flags"]``, set by the CLI) with the
+    """The run's flag rules (``config.permission_flags``, set by the CLI) with the
     ``permission_mode`` key; None when there are none."""
-    flags = config.extra.get("permission_flags") if hasattr(config, "extra") else None
+    flags = config.permission_flags
     mode = config.get("permission_mode") or "default"
     if flags is None:
         flags = FlagRules(mode=mode) if mode != "default" else None
@@ -144,7 +144,7 @@ class Gate:
         self.grants = Grants()
         self.user_rules = permissions.parse_rules(config.get("permission", {}))
         self.project_rules = permissions.strip_allows(
-            permissions.parse_rules(config.extra.get("project_permission", {})))
+            permissions.parse_rules(config.project_permission))
         #: ``--allow``/``--deny``/``--permission-mode`` of this run (agent.permission_flags)
         self.flags = flag_rules(config)
         self._seen: Counter[str] = Counter()

@@ -7,7 +7,7 @@ SDK lazily, inside ``stream``, so nothing heavy sits on the path to the first fr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -205,10 +205,17 @@ class Provider(Protocol):
 
 @dataclass
 class ProviderSpec:
-    """A provider plugin's registration.
+    """A provider plugin's registration: everything the core knows about a provider.
 
     ``create(settings)`` builds a :class:`Provider`.  ``env_key`` is the standard environment
     variable holding its API key; ``keyless`` providers (local servers) need none.
+
+    ``auto_priority`` takes part in choosing a provider when the user named none: among the
+    specs that have one, the highest whose ``env_key`` is set in the environment wins; when
+    no such key is set, the highest of them is used (and asks for its key).  None (the
+    default) means the provider is used only when named.  ``warm_modules`` are imported in a
+    background thread after the first frame (its SDK), so the first answer does not wait
+    for a 0.3-0.9 s import; they are never imported on the way to the first frame.
     """
 
     name: str
@@ -218,3 +225,17 @@ class ProviderSpec:
     default_model: str | None = None
     keyless: bool = False
     description: str = ""
+    auto_priority: int | None = None
+    warm_modules: tuple[str, ...] = ()
+
+
+def auto_provider(specs: Mapping[str, ProviderSpec], env: Mapping[str, str]) -> str | None:
+    """The provider to use when none is configured (see :attr:`ProviderSpec.auto_priority`):
+    the most preferred one whose key variable is set, else the most preferred one; None when
+    no registered provider takes part."""
+    ranked = sorted((s for s in specs.values() if s.auto_priority is not None),
+                    key=lambda s: (-(s.auto_priority or 0), s.name))
+    for spec in ranked:
+        if spec.env_key and env.get(spec.env_key):
+            return spec.name
+    return ranked[0].name if ranked else None

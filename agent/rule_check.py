@@ -17,7 +17,7 @@ def unmatchable_rule(config: Any, tools: dict[str, Any]) -> str:
     """A message naming the first rule that can never match, or ``""`` when there is none."""
     sources = ((Path(config.config_file), config.get("permission", {})),
                (Path(config.workspace) / ".agent" / "config.toml",
-                config.extra.get("project_permission", {})))
+                config.project_permission))
     for path, table in sources:
         if not isinstance(table, dict):
             continue
@@ -31,7 +31,7 @@ def unmatchable_rule(config: Any, tools: dict[str, Any]) -> str:
                     line = line_of(path, str(key), str(pattern))
                     where = f"{path} line {line}" if line else str(path)
                     return f"{where}: {_why(str(key), str(pattern))}"
-    flags = config.extra.get("permission_flags")
+    flags = config.permission_flags
     for which in ("allow", "deny"):
         for key, pattern in getattr(flags, which, ()):
             tool = tools.get(key)

@@ -16,7 +16,7 @@ from agent import config as cfg
 from agent import plugins
 from agent.hooks import Hooks
 from agent.options import OptionRegistry
-from agent.providers import ProviderSettings, ProviderSpec
+from agent.providers import ProviderSettings, ProviderSpec, auto_provider
 
 
 class StartupError(Exception):
@@ -82,8 +82,11 @@ def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str]
 def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.PluginHost,
                   hooks: Hooks, options: OptionRegistry, flag_values: Mapping[str, Any], *,
                   env: Mapping[str, str] | None = None, workspace: Path | None = None,
-                  headless: bool = False, extra: Mapping[str, Any] | None = None) -> Boot:
-    """Validate every config layer, read the project config, run ``agent_configure``."""
+                  headless: bool = False, permission_flags: Any = None,
+                  no_plugins: bool = False) -> Boot:
+    """Validate every config layer, read the project config, run ``agent_configure``.
+    ``permission_flags`` are the run's ``--allow``/``--deny`` rules, ``no_plugins`` is
+    ``--no-plugins``."""
     try:
         config = cfg.build(paths, options, file_data, flag_values, env, workspace)
         project_file = config.workspace / ".agent" / "config.toml"
@@ -92,10 +95,11 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
         raise StartupError(str(exc)) from None
     config.headless = headless
     config.plugins = host
-    config.extra.update(extra or {})
+    config.permission_flags = permission_flags
+    config.no_plugins = no_plugins
     # A project may tighten permissions, never loosen them (see agent.permissions).
-    config.extra["project_permission"] = project.get("permission", {})
-    config.extra["project_config"] = project
+    config.project_permission = project.get("permission", {})
+    config.project_config = project
     try:
         hooks.configure(config)
     except cfg.ConfigError as exc:
@@ -114,14 +118,13 @@ def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
     """Resolve provider, model, URL and key.  Key order: ``AGENT_API_KEY`` > config
     ``api_key`` > the provider's standard variable (``OPENAI_API_KEY``...)."""
     env = os.environ if env is None else env
-    name = config.get("provider")
+    name = config.get("provider") or auto_provider(specs, env)
+    available = ", ".join(sorted(specs)) or "none (are the provider plugins disabled?)"
     if not name:
-        # No choice made: the first provider whose standard key is present, else anthropic.
-        name = next((n for n in ("anthropic", "openai") if n in specs and specs[n].env_key
-                     and env.get(specs[n].env_key or "")), "anthropic")
+        raise StartupError("no provider chosen: set provider in the config file, "
+                           f"AGENT_PROVIDER or --provider. Available: {available}")
     spec = specs.get(name)
     if spec is None:
-        available = ", ".join(sorted(specs)) or "none (are the provider plugins disabled?)"
         raise StartupError(f'unknown provider "{name}". Available: {available}')
     key = config.get("api_key") or (env.get(spec.env_key) if spec.env_key else None)
     base_url = config.get("base_url") or None

@@ -51,7 +51,6 @@ __all__ = ["MODES", "OFF", "READ_ONLY", "WORKSPACE_WRITE", "Probe", "Sandbox", "
 KILL_GRACE = 0.25
 #: The probe (``bwrap ... true``) is given this long before the sandbox counts as broken.
 PROBE_TIMEOUT = 5.0
-DATA_KEY = "sandbox"
 #: ``subprocess.DEVNULL`` without importing subprocess on the way to ``--help``.
 DEVNULL = -3
 
@@ -516,9 +515,8 @@ class _Settings:
 
 
 def sandbox_for(config: Any) -> Sandbox:
-    """The run's :class:`Sandbox` (built on first use, then kept in ``config.extra``)."""
-    extra = getattr(config, "extra", None)
-    found = extra.get(DATA_KEY) if isinstance(extra, dict) else None
+    """The run's :class:`Sandbox` (built on first use, then kept in ``config.sandbox``)."""
+    found = getattr(config, "sandbox", None)
     if isinstance(found, Sandbox):
         return found
     matchers: list[Any] = []
@@ -528,8 +526,8 @@ def sandbox_for(config: Any) -> Sandbox:
 
         matchers = Hooks(pm).secret_matchers(config)
     sandbox = Sandbox(config, matchers)
-    if isinstance(extra, dict):
-        extra[DATA_KEY] = sandbox
+    if hasattr(config, "sandbox"):
+        config.sandbox = sandbox
     return sandbox
 
 

@@ -38,6 +38,7 @@ from agent.providers import (
     ProviderError,
     ProviderNotice,
     ProviderRequest,
+    ProviderSpec,
     ReasoningDelta,
     StepFinished,
     TextDelta,
@@ -74,10 +75,15 @@ def new_session_id() -> str:
 Asker = Callable[[str, list[dict[str, str]], bool], Awaitable["str | list[str] | None"]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Runtime:
     """What sessions share: config, hooks, tools, the provider, the approver, and the
-    front end's question channel (``asker``; None when nobody can answer, e.g. headless)."""
+    front end's question channel (``asker``; None when nobody can answer, e.g. headless).
+
+    Every field is declared here (the class has ``__slots__``): a plugin or front end that
+    needs to hand something to the sessions adds a field, it cannot set an attribute on the
+    side.
+    """
 
     config: Config
     hooks: Hooks
@@ -86,6 +92,12 @@ class Runtime:
     approver: Approver | None = None
     model: str = ""
     asker: Asker | None = None
+    #: the name the provider was registered under (``settings.provider``)
+    provider_name: str = ""
+    #: its registration: key variable, default model, SDK modules to warm
+    provider_spec: ProviderSpec | None = None
+    #: the full-screen UI's context for tools and plugins (None headless)
+    ui: Any = None
 
     @property
     def workspace(self) -> Path:

@@ -2,7 +2,7 @@
 again (``-c``, ``-r``, ``/resume``) and loading it back.
 
 Front ends call :func:`open_session` to get the session to run: it honours ``-c``/``-r``
-(resolved by the CLI into ``config.extra["resume_session_id"]``), restores the messages and
+(resolved by the CLI into ``config.resume_session_id``), restores the messages and
 the persisted part of ``session.data`` (the task list), and attaches a
 :class:`SessionRecorder` that commits every message the moment the loop appends it and one
 ledger row per model request.  An empty session is never written: its row appears with its
@@ -493,7 +493,7 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
                  provider: str = "") -> Any:
     """The session a front end should run, recorded into the store.
 
-    Resumes ``session_id``, else ``config.extra["resume_session_id"]`` (what ``-c``/``-r``
+    Resumes ``session_id``, else ``config.resume_session_id`` (what ``-c``/``-r``
     resolved to), else what ``continue_``/``resume`` find; otherwise a new session.  Raises
     :class:`SessionLookupError` when the session to resume does not exist.  When the store
     cannot be opened, a new session runs unsaved and the reason is added to
@@ -503,7 +503,7 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
 
     config = runtime.config
     cwd = str(config.workspace)
-    session_id = session_id or config.extra.get("resume_session_id")
+    session_id = session_id or config.resume_session_id
     wants_old = bool(session_id or continue_ or resume)
     if store is None:
         try:

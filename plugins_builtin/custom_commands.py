@@ -243,7 +243,7 @@ def discover(workspace: Path, config_dir: Path) -> tuple[dict[str, CustomCommand
 
 def _reader_for(config: Any) -> Reader:
     return workspace_reader(Path(config.workspace), config.get("permission", {}),
-                            config.extra.get("project_permission", {}),
+                            config.project_permission,
                             secrets_allow=config.get("secrets_allow") or ())
 
 

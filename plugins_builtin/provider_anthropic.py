@@ -566,6 +566,8 @@ SPEC = ProviderSpec(
     default_base_url=DEFAULT_BASE_URL,
     default_model="claude-sonnet-4-5",
     description="Anthropic Messages API (extended thinking, prompt caching)",
+    auto_priority=20,  # picked first when no provider is configured and its key is set
+    warm_modules=("anthropic",),
 )
 
 

@@ -751,6 +751,8 @@ SPEC = ProviderSpec(
     default_base_url=OFFICIAL_BASE_URL,
     default_model="gpt-5",
     description="OpenAI and OpenAI-compatible endpoints (chat completions, responses)",
+    auto_priority=10,
+    warm_modules=("openai",),
 )
 
 

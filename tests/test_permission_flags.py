@@ -331,7 +331,7 @@ async def test_the_ui_header_says_what_the_flags_add(tmp_path, fake_provider):
     from agent.permission_flags import FlagRules
 
     app = make_app(tmp_path, fake_provider.openai_url, flags={"permission_mode": "plan"})
-    app.config.extra["permission_flags"] = FlagRules.parse(["bash:pytest *"], ["web_fetch"])
+    app.config.permission_flags = FlagRules.parse(["bash:pytest *"], ["web_fetch"])
     try:
         app.start()
         lines = app.transcript.walker[0].block.text.splitlines()

@@ -38,7 +38,7 @@ def boot(tmp_path, permission=None, project=None):
     ws.mkdir(exist_ok=True)
     config, hooks = make_boot(ws, tmp_path / "h", builtins=[], extra=[("tools", Tools())],
                               file_data={"permission": permission or {}})
-    config.extra["project_permission"] = project or {}
+    config.project_permission = project or {}
     return config, hooks
 
 

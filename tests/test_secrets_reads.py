@@ -183,7 +183,7 @@ async def test_a_project_rule_cannot_open_a_secret(tmp_path):
     ws.mkdir()
     secret_tree(ws)
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["files", "secrets"])
-    config.extra["project_permission"] = {"read_file": "allow"}
+    config.project_permission = {"read_file": "allow"}
     events = await run_calls(config, hooks, [("read_file", {"path": ".env"})])
     assert [e.type for e in events if e.type.startswith("tool-")][-1] == "tool-denied"
     assert CANARY not in str([e.__dict__ for e in events])

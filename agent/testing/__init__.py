@@ -106,7 +106,8 @@ def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", mode
     if built is None:
         raise ValueError(f"no plugin could build the provider {provider!r}")
     runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=built,
-                      approver=approver, model=settings.model)
+                      approver=approver, model=settings.model,
+                      provider_name=settings.provider, provider_spec=specs[settings.provider])
     return Session(runtime, **session_kwargs)
 
 

@@ -28,9 +28,6 @@ from agent.ui.app import App
 log = logging.getLogger("agent.ui")
 
 #: Provider name -> the SDK module its plugin imports on the first request.
-_SDKS = {"openai": "openai", "anthropic": "anthropic"}
-
-
 class _Loop(urwid.MainLoop):
     """A MainLoop that lets the app flush streaming text right before each frame (and, in
     inline mode, print the blocks that became final above the live region)."""
@@ -129,14 +126,15 @@ def _warm(app: App) -> None:
     path to the first frame, and the first streamed answer does not stall on it."""
     from agent.blocks import Block
 
-    module = _SDKS.get(getattr(app.runtime, "provider_name", "") or "")
+    spec = app.runtime.provider_spec if app.runtime is not None else None
+    modules = spec.warm_modules if spec is not None else ()
 
     def warm() -> None:
         try:
             app.renderer.render(Block("markdown", WARM_SAMPLE), 80)
         except Exception:
             log.debug("could not warm the markdown renderer", exc_info=True)
-        if module:
+        for module in modules:
             try:
                 __import__(module)
             except Exception:

@@ -35,12 +35,11 @@ def build_runtime(app: App) -> Any:
     provider = hooks.select_provider(config, specs, settings)
     if provider is None:
         raise NoProvider(f'no plugin could build the provider "{settings.provider}"')
-    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=provider,
-                      approver=app.approve, model=settings.model)
-    runtime.ui = app.ctx  # tools and plugins reach the UI through session.runtime.ui
-    runtime.asker = app.ctx.ask_raw  # the ask tool's question channel
-    runtime.provider_name = settings.provider
-    return runtime
+    return Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=provider,
+                   approver=app.approve, model=settings.model,
+                   asker=app.ctx.ask_raw,  # the ask tool's question channel
+                   provider_name=settings.provider, provider_spec=specs.get(settings.provider),
+                   ui=app.ctx)  # tools and plugins reach the UI through session.runtime.ui
 
 
 def open_session(app: App, runtime: Any) -> Any:
@@ -51,7 +50,7 @@ def open_session(app: App, runtime: Any) -> Any:
         from agent.session import Session
 
         return Session(runtime)
-    return open_recorded(runtime, provider=getattr(runtime, "provider_name", ""))
+    return open_recorded(runtime, provider=runtime.provider_name)
 
 
 def attach(app: App, runtime: Any) -> None:
@@ -116,7 +115,7 @@ def header(app: App, problem: str = "") -> str:
         if problem:
             lines.append((1, problem))
     else:
-        provider = getattr(runtime, "provider_name", "") or config.get("provider") or ""
+        provider = runtime.provider_name or config.get("provider") or ""
         lines.append((0, f"agent {__version__}  {provider}/{runtime.model}  "
                          f"session {session.id[:8]}"))
         lines.append((10, f"agent: {app.agent_name()}  thinking: {session.thinking}"))

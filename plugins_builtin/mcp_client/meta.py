@@ -108,7 +108,7 @@ def guard_meta_call(call: Any, effects: Any, session: Any) -> Verdict | None:
     target = tool_name(server, tool)
     user = permissions.parse_rules(config.get("permission", {}))
     project = permissions.strip_allows(permissions.parse_rules(
-        config.extra.get("project_permission", {})))
+        config.project_permission))
     verdict = permissions.decide(target, effects, user, project)
     if verdict.decision == "deny":
         return Verdict.deny(f"{target} (through mcp_call): {verdict.reason}", "mcp")

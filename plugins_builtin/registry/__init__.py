@@ -130,7 +130,7 @@ def agent_addoption(options):
 
 @hookimpl
 def agent_configure(config):
-    if config.extra.get("no_plugins"):  # --no-plugins: installed manifests stay out too
+    if config.no_plugins:  # --no-plugins: installed manifests stay out too
         return
     hooks = InstalledManifests(config)
     host = getattr(config, "plugins", None)
