@@ -88,6 +88,7 @@ def native_images(request) -> list[tuple[str, str]]:
 WHERE = {"chat": "user", "responses": "function_call_output", "anthropic": "tool_result"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("wire", sorted(WIRES))
 def test_an_mcp_image_reaches_the_model_natively_and_survives_a_resume(
         wire, tmp_path, fake_provider):
@@ -110,6 +111,7 @@ def test_an_mcp_image_reaches_the_model_natively_and_survives_a_resume(
     assert native_images(resumed) == [(WHERE[wire], DATA_URL)]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("wire", ["chat", "responses"])
 def test_an_endpoint_without_images_gets_a_placeholder_said_once(wire, tmp_path,
                                                                  fake_provider):
