@@ -79,6 +79,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("guard_timeout", type="float", default=2.0,
            help="seconds a guard plugin may take to judge one call; a slower guard denies it",
            minimum=0.01),
+    Option("after_turn_timeout", type="float", default=120.0,
+           help="seconds the next turn, and the end of a run, wait for a plugin's after-turn "
+                "work (format); what still runs then is cancelled", minimum=0.1),
     Option("tool_sets", type="list", default=["core", "edit-plus", "git"],
            help="tool sets offered: core (always), edit-plus, git, net"),
     Option("permission", type="dict", default={}, help="permission rules (docs/permissions.md)"),

@@ -140,13 +140,19 @@ def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None
             except (NotImplementedError, RuntimeError):  # not the main thread / platform
                 pass
         try:
-            return await run_turn(session, prompt, printer)
+            code = await run_turn(session, prompt, printer)
         except asyncio.CancelledError:
             printer(ev.DoneEvent("interrupted", steps=0))
             return EXIT_INTERRUPTED
         except BrokenPipeError:  # the reader went away, as `| head` does: stop quietly
             _discard_output(out)
             return EXIT_PIPE
+        try:
+            # The turn's after-turn work (the formatter) finishes before the run exits.
+            await session.wait_after_turn()
+        except asyncio.CancelledError:  # ctrl-c while waiting: the work is cancelled too
+            return EXIT_INTERRUPTED
+        return code
 
     return asyncio.run(main())
 

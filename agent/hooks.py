@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from agent.blocks import Block
     from agent.config import Config
-    from agent.events import Event
+    from agent.events import DoneEvent, Event
     from agent.hookspecs import CliHandler, SecretMatcher
     from agent.plugins import PluginStatus
     from agent.providers import Provider
@@ -297,6 +297,25 @@ class Hooks:
             if isinstance(out, ToolResult):
                 result = out
         return result
+
+    def after_turn(self, done: DoneEvent, session: Session
+                   ) -> list[tuple[str, Awaitable[None]]]:
+        """Every plugin's after-turn work, as ``(plugin, awaitable)`` in plugin-name order
+        (a hook that raises or returns something not awaitable is reported and skipped)."""
+        work: list[tuple[str, Awaitable[None]]] = []
+        for plugin, result in self._each("agent_after_turn", session=session, done=done):
+            if result is None:
+                continue
+            if not inspect.isawaitable(result):
+                self.problems.append(f"plugin {plugin}: agent_after_turn returned "
+                                     f"{type(result).__name__}, not an awaitable; ignored")
+                continue
+            work.append((plugin, result))
+        return work
+
+    def report(self, plugin: str, what: str, exc: BaseException) -> None:
+        """Log and keep a plugin's failure outside a hook call (its after-turn work, say)."""
+        self._problem(plugin, what, exc)
 
     def event(self, event: Event, session: Session) -> None:
         for _ in self._each("agent_event", event=event, session=session):

@@ -1,9 +1,11 @@
 """Every hook a plugin can implement.  These docstrings are the plugin API reference.
 
 Hooks are synchronous (pluggy has no async).  Slow work lives on the objects hooks return:
-``Tool.run`` and ``Provider.stream`` are async.  The core calls hooks only through the typed
-facade in :mod:`agent.hooks`, which reduces collect-all results in a deterministic order
-(by plugin name, never by registration order) and isolates a plugin that raises.
+``Tool.run`` and ``Provider.stream`` are async, ``agent_prepare_request`` may return an
+awaitable, and ``agent_after_turn`` returns the awaitable the session runs after a turn.
+The core calls hooks only through the typed facade in :mod:`agent.hooks`, which reduces
+collect-all results in a deterministic order (by plugin name, never by registration order)
+and isolates a plugin that raises.
 
 A plugin is a module (or object) with functions decorated by ``agent.hookimpl``::
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.blocks import Block
     from agent.commands import SlashCommand
     from agent.config import Config
-    from agent.events import Event
+    from agent.events import DoneEvent, Event
     from agent.options import Option
     from agent.plugins import PluginStatus
     from agent.prompt import Fragment
@@ -448,6 +450,34 @@ def agent_tool_result(call: ToolCall, result: ToolResult,
         @hookimpl
         def agent_tool_result(call, result, session):
             return replace(result, output=result.output.replace(TOKEN, "[redacted]"))
+    """
+
+
+@hookspec
+def agent_after_turn(session: Session, done: DoneEvent) -> Awaitable[None] | None:
+    """Start work that follows a turn (formatting the files it changed, a notification).
+
+    Called once per turn that ended with a ``done`` event (``done.reason`` says how), for
+    every session (``session.origin`` tells the main one, ``"model"``, from a subagent's),
+    right after ``agent_event`` saw that event.  Return an awaitable (a coroutine) doing the
+    work, or None; the hook itself must return at once.  The session runs each awaitable as
+    a supervised task on the event loop, so the screen keeps answering while it works; an
+    exception in it is logged and reported, never fatal.  Blocking calls (a subprocess
+    waited on synchronously, ``time.sleep``) would still freeze the screen: await them
+    (``asyncio.create_subprocess_exec``, ``Sandbox.spawn``) or use ``asyncio.to_thread``.
+
+    The session's next turn waits for this work before it starts (so the model never races a
+    formatter rewriting the files it reads), and ``agent -p`` and the UI wait for it before
+    they exit, each for at most ``after_turn_timeout`` seconds (default 120); what is still
+    running then is cancelled (``asyncio.CancelledError`` inside the awaitable: stop any
+    process you started) and reported.
+
+    Example::
+
+        @hookimpl
+        def agent_after_turn(session, done):
+            if session.origin == "model" and done.reason == "end":
+                return notify_desktop(f"agent finished in {done.steps} steps")
     """
 
 

@@ -58,6 +58,10 @@ log = logging.getLogger("agent.session")
 
 INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
 TURN_ABORTED = "The turn was interrupted before this call finished; its effects are unknown."
+#: Seconds the next turn and the end of a run wait for after-turn work (``after_turn_timeout``).
+AFTER_TURN_TIMEOUT = 120.0
+#: Seconds cancelled after-turn work gets to stop the processes it started.
+CLEANUP_GRACE = 5.0
 
 
 def new_session_id() -> str:
@@ -153,6 +157,8 @@ class Session:
         self._interrupted: set[str] = set()
         self._notes: dict[str, str] = {}  # call id -> note from an edited approval
         self._notices: list[str] = []  # from notify(), not shown yet
+        #: after-turn work still running (agent_after_turn), task -> plugin
+        self._after_turn: dict[asyncio.Task[None], str] = {}
         self._noticed: asyncio.Event | None = None
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder
@@ -275,6 +281,12 @@ class Session:
         compaction_reported = False
         self._emit_coarse(ev.TurnStartEvent(message.text))
         try:
+            if self._after_turn:
+                # The last turn's formatter may still be rewriting files: the model must not
+                # read or edit them before it is done.
+                yield ev.NoticeEvent("waiting for the last turn's after-turn work: "
+                                     + ", ".join(self.after_turn_pending))
+                await self.wait_after_turn()
             while True:
                 if turn.steps >= self.max_steps:
                     notice = ev.NoticeEvent(
@@ -544,7 +556,54 @@ class Session:
         done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
                             turn.usage.cached_tokens, turn.cost(self.model), turn.steps)
         self._emit_coarse(done)
+        self._start_after_turn(done)
         return done
+
+    # ---- after the turn ---------------------------------------------------------------------
+
+    def _start_after_turn(self, done: ev.DoneEvent) -> None:
+        for plugin, work in self.hooks.after_turn(done, self):
+            task = asyncio.ensure_future(self._supervised(plugin, work))
+            self._after_turn[task] = plugin
+            task.add_done_callback(lambda t: self._after_turn.pop(t, None))
+
+    async def _supervised(self, plugin: str, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a plugin's failure never breaks the session
+            self.hooks.report(plugin, "after-turn work", exc)
+
+    @property
+    def after_turn_pending(self) -> list[str]:
+        """The plugins whose after-turn work (``agent_after_turn``) is still running."""
+        return sorted(set(self._after_turn.values()))
+
+    async def wait_after_turn(self, timeout: float | None = None) -> list[str]:
+        """Wait for the after-turn work started so far, for at most ``timeout`` seconds (by
+        default the ``after_turn_timeout`` setting); then cancel what is left, let it clean
+        up, and report it.  Returns the plugins whose work was cancelled.
+
+        Cancelling the caller (esc while the next turn waits) leaves the work running."""
+        if not self._after_turn:
+            return []
+        if timeout is None:
+            timeout = float(self.config.get("after_turn_timeout") or AFTER_TURN_TIMEOUT)
+        tasks = dict(self._after_turn)
+        _, late = await asyncio.wait(tasks, timeout=timeout)
+        if not late:
+            return []
+        for task in late:
+            task.cancel()
+        await asyncio.wait(late, timeout=CLEANUP_GRACE)
+        cancelled = sorted({tasks[t] for t in late})
+        for plugin in cancelled:
+            note = (f"plugin {plugin}: after-turn work still running after {timeout:g} s; "
+                    "cancelled")
+            log.warning(note)
+            self.hooks.problems.append(note)
+        return cancelled
 
     def _emit_coarse(self, event: ev.Event) -> None:
         self.hooks.event(event, self)

@@ -1,7 +1,13 @@
-"""Runs the project's formatter after each turn that changed files (opt-in)."""
+"""Runs the project's formatter after each turn that changed files (opt-in).
+
+The formatter runs as after-turn work (``agent_after_turn``): a subprocess awaited on the
+event loop, so the screen stays live for the up to 60 s it may take; the next turn and the
+end of the run wait for it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -51,25 +57,41 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def run_formatter(workspace: Path, timeout: float = TIMEOUT, config: Any = None) -> None:
+async def format_workspace(workspace: Path, timeout: float = TIMEOUT,
+                           config: Any = None) -> None:
     """Run the formatter in ``workspace`` under the sandbox (workspace-write: it may rewrite
-    the project's files, nothing else, and has no network); every failure is logged and
-    swallowed."""
+    the project's files, nothing else, and has no network), awaited without blocking the
+    event loop; every failure is logged and swallowed.  On timeout, or when the awaiting
+    task is cancelled, the formatter and everything it started are stopped."""
     argv = formatter_for(workspace)
     if argv is None:
         return
     sandbox = sandbox_for(config) if config is not None else Sandbox.standalone(workspace)
+    shown = " ".join(argv)
     try:
-        code, output = sandbox.run(argv, mode=WORKSPACE_WRITE, cwd=workspace, timeout=timeout)
+        proc = await sandbox.spawn(argv, mode=WORKSPACE_WRITE, cwd=workspace,
+                                   stdout=asyncio.subprocess.PIPE,
+                                   stderr=asyncio.subprocess.STDOUT)
     except OSError as exc:
-        log.warning("format: could not run %s: %s", " ".join(argv), exc)
+        log.warning("format: could not run %s: %s", shown, exc)
         return
-    if code is None:
-        log.warning("format: %s took longer than %ss and was killed", " ".join(argv), timeout)
+    try:
+        output, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        await proc.terminate()
+        log.warning("format: %s took longer than %ss and was killed", shown, timeout)
         return
-    if code != 0:
-        log.warning("format: %s exited %s: %s", " ".join(argv), code,
+    except asyncio.CancelledError:
+        await asyncio.shield(proc.terminate())  # a formatter never outlives the run
+        raise
+    if proc.returncode != 0:
+        log.warning("format: %s exited %s: %s", shown, proc.returncode,
                     output.decode("utf-8", "replace")[-2000:])
+
+
+def run_formatter(workspace: Path, timeout: float = TIMEOUT, config: Any = None) -> None:
+    """:func:`format_workspace` for synchronous callers (no event loop running)."""
+    asyncio.run(format_workspace(workspace, timeout, config))
 
 
 def _state(session) -> dict:
@@ -94,15 +116,13 @@ def agent_tool_result(call, result, session):
 
 
 @hookimpl
-def agent_event(event, session):
-    """At the end of the user's turn, format once if files changed."""
-    if event.type != "done" or getattr(session, "origin", "model") != "model":
-        return
+def agent_after_turn(session, done):
+    """At the end of the user's turn, format once if files changed (awaited by the session
+    as after-turn work, so the screen is not blocked while the formatter runs)."""
+    if getattr(session, "origin", "model") != "model":
+        return None
     state = _state(session)
     if not state["changed"]:
-        return
+        return None
     state["changed"] = False
-    try:
-        run_formatter(Path(session.workspace), config=getattr(session, "config", None))
-    except Exception:  # never let formatting break the session
-        log.exception("format: failed")
+    return format_workspace(Path(session.workspace), config=getattr(session, "config", None))

@@ -16,7 +16,7 @@ from agent.messages import Message, TextPart, ToolCallPart
 from agent.providers import StepFinished, Usage
 from agent.session import Runtime, Session
 from agent.testing import make_boot
-from plugins_builtin.format import formatter_for, run_formatter
+from plugins_builtin.format import format_workspace, formatter_for, run_formatter
 
 
 class NoteTools:
@@ -61,7 +61,9 @@ async def yes(request):
 async def run_turn(config, hooks, *replies: Message, origin: str = "model") -> list:
     session = Session(Runtime(config, hooks, hooks.tools(config), Scripted(*replies),
                               approver=yes), origin=origin)
-    return [event async for event in session.run("go")]
+    events = [event async for event in session.run("go")]
+    await session.wait_after_turn()  # the formatter runs after the turn, as the CLI waits
+    return events
 
 
 @pytest.fixture
@@ -170,7 +172,7 @@ async def test_npm_format_script_really_runs(workspace, tmp_path):
         pytest.skip("npm is not installed")
     (workspace / "package.json").write_text(json.dumps(
         {"name": "x", "version": "1.0.0", "scripts": {"format": "echo ran > formatted.txt"}}))
-    run_formatter(workspace)
+    await format_workspace(workspace)
     assert (workspace / "formatted.txt").read_text().strip() == "ran"
 
 

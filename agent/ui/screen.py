@@ -210,7 +210,23 @@ async def _shutdown(app: App) -> None:
         app.turn_task.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(app.turn_task), 3.0)
+    await _finish_after_turn(app)
     await app.supervisor.close()
+
+
+async def _finish_after_turn(app: App) -> None:
+    """Let the last turn's after-turn work (the formatter) finish before the screen goes,
+    saying so (the session bounds the wait by ``after_turn_timeout``)."""
+    session = app.session
+    pending = session.after_turn_pending if session is not None else []
+    if session is None or not pending:
+        return
+    app.add("info", "finishing after-turn work before exit: " + ", ".join(pending))
+    app.redraw.request()
+    try:
+        await session.wait_after_turn()
+    finally:
+        app.redraw.cancel()
 
 
 def farewell(app: App) -> str:
