@@ -18,6 +18,7 @@ import pluggy
 
 from agent.commands import CommandRegistry, SlashCommand
 from agent.guards import DEFAULT_TIMEOUT, GuardRunner
+from agent.lazy_plugins import import_now
 from agent.options import OptionRegistry
 from agent.prompt import Fragment
 from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
@@ -252,6 +253,7 @@ class Hooks:
     def guard(self, call: ToolCall, effects: Effects, session: Session, *,
               timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
         """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`)."""
+        import_now(self.pm, "agent_guard_tool_call")
         return self.guards.run_sync(self._impls("agent_guard_tool_call"),
                                     {"call": call, "effects": effects, "session": session},
                                     timeout)
@@ -261,6 +263,7 @@ class Hooks:
         """Every guard's verdict, each guard on its own thread, awaited for at most
         ``timeout`` seconds.  A guard that raises, hangs or answers anything but None or a
         valid Verdict denies the call (fail closed; see :mod:`agent.guards`)."""
+        import_now(self.pm, "agent_guard_tool_call")
         return await self.guards.run(self._impls("agent_guard_tool_call"),
                                      {"call": call, "effects": effects, "session": session},
                                      timeout)

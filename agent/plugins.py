@@ -13,10 +13,12 @@ import logging
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pluggy
 
 from agent import hookspecs
+from agent.lazy_plugins import LazyPlugin
 
 ENTRY_POINT_GROUP = "agent.plugins"
 
@@ -121,6 +123,7 @@ def load(
     enabled: Iterable[str] = (),
     builtin_only: bool = False,
     extra: Iterable[tuple[str, object]] = (),
+    cache: Path | None = None,
 ) -> PluginHost:
     """Load every plugin of the entry point group, honouring blocks before import.
 
@@ -128,10 +131,15 @@ def load(
     opt-in builtins; ``builtin_only`` (``--no-plugins``) blocks every plugin that does not
     ship with ``agent`` itself, unless it is named in ``enabled``.
     ``extra`` registers in-process plugin objects (used by tests and embedders).
+    ``cache`` is the plugin description file (:mod:`agent.plugin_cache`): a plugin with a
+    current description is registered as a :class:`agent.lazy_plugins.LazyPlugin` and
+    imported when first needed; the others are imported now and described for next time.
+    Without it every plugin is imported now.
     """
     disabled_set = set(disabled)
     enabled_set = set(enabled)
     host = PluginHost(new_manager())
+    described = _Descriptions(cache, host)
     points = entry_points()
     known = {ep.name for ep in points}
     host.unknown = sorted((disabled_set | enabled_set) - known)
@@ -149,20 +157,82 @@ def load(
         if name in OPT_IN and name not in enabled_set:
             host.status[name] = PluginStatus(name, "opt-in", module=ep.value, distribution=dist)
             continue
-        try:
-            plugin = ep.load()
-        except Exception as exc:
-            host.status[name] = PluginStatus(name, "failed", module=ep.value, distribution=dist,
-                                             error=_describe(exc))
-            log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
-            continue
+        plugin = described.lazy(ep, dist)
+        if plugin is None:
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                host.status[name] = PluginStatus(name, "failed", module=ep.value,
+                                                 distribution=dist, error=_describe(exc))
+                log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
+                described.forget(name)
+                continue
+            described.add(ep, dist, plugin)
         if host.register(plugin, name, state="essential" if essential else "enabled"):
             host.status[name].distribution = dist
             host.status[name].module = ep.value
+            if isinstance(plugin, LazyPlugin):
+                plugin.attach(host.pm)
     for name, plugin in extra:
         host.register(plugin, name)
     _drop_unknown_hooks(host)
+    described.save()
     return host
+
+
+class _Descriptions:
+    """The cached plugin descriptions of one load: used where current, rebuilt where not."""
+
+    def __init__(self, path: Path | None, host: PluginHost) -> None:
+        from agent import plugin_cache
+
+        self.path = path
+        self.host = host
+        self.entries = plugin_cache.read(path) if path is not None else {}
+        self.changed = False
+
+    def lazy(self, ep: importlib.metadata.EntryPoint, dist: str) -> object | None:
+        """A stand-in for ``ep`` when its description is current, else None."""
+        from agent import plugin_cache
+
+        entry = self.entries.get(ep.name)
+        if self.path is None or entry is None or not plugin_cache.still_current(
+                entry, ep.value, dist):
+            return None
+        return LazyPlugin(ep.name, entry, ep.load, self._failed)
+
+    def add(self, ep: importlib.metadata.EntryPoint, dist: str, plugin: object) -> None:
+        from agent import plugin_cache
+
+        if self.path is None:
+            return
+        try:
+            self.entries[ep.name] = plugin_cache.describe(plugin, ep.module, ep.value, dist)
+        except Exception:  # an undescribable plugin is simply imported every run
+            log.debug("plugin %s cannot be described", ep.name, exc_info=True)
+            self.entries.pop(ep.name, None)
+        self.changed = True
+
+    def forget(self, name: str) -> None:
+        if self.entries.pop(name, None) is not None:
+            self.changed = True
+
+    def save(self) -> None:
+        from agent import plugin_cache
+
+        if self.path is not None and self.changed:
+            plugin_cache.write(self.path, self.entries)
+
+    def _failed(self, name: str, exc: BaseException) -> None:
+        """A stand-in whose import failed: reported like a plugin that fails at startup, and
+        described again next run."""
+        status = self.host.status.get(name)
+        self.host.status[name] = PluginStatus(
+            name, "failed", module=status.module if status else "",
+            distribution=status.distribution if status else "", error=_describe(exc))
+        log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
+        self.forget(name)
+        self.save()
 
 
 def _drop_unknown_hooks(host: PluginHost) -> None:

@@ -18,6 +18,9 @@ from agent.hooks import Hooks
 from agent.options import OptionRegistry
 from agent.providers import ProviderSettings, ProviderSpec, auto_provider
 
+#: Where in the state dir the plugin descriptions are cached (:mod:`agent.plugin_cache`).
+PLUGIN_CACHE_FILE = "plugin-cache.json"
+
 
 class StartupError(Exception):
     """A problem that stops startup, with its exit code (2 = usage or config)."""
@@ -68,9 +71,11 @@ def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str]
         file_data = cfg.read_toml(paths.config_file)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    cache = None if env.get("AGENT_PLUGIN_CACHE", "1") == "0" \
+        else paths.state_dir / PLUGIN_CACHE_FILE
     host = plugins.load(disabled=blocked_plugins(file_data, env, disable),
                         enabled=enabled_plugins(file_data, enable),
-                        builtin_only=no_plugins, extra=extra)
+                        builtin_only=no_plugins, extra=extra, cache=cache)
     hooks = Hooks(host.pm)
     options = OptionRegistry()
     for option in cfg.CORE_OPTIONS:

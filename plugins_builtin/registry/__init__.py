@@ -24,6 +24,10 @@ from .sources import Sources
 INSTALLED_SUFFIX = " (installed)"
 GUARD_NAME = "registry-installed"
 
+#: Nothing installed (no <config dir>/registry): no manifest to enforce, no skill to check,
+#: so a run need not import this plugin (agent.lazy_plugins); /registry still imports it.
+AGENT_IDLE_WHEN = {"absent": ["registry"]}
+
 
 class InstalledManifests:
     """The hooks that put installed manifests in force for one configuration.

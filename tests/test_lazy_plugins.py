@@ -1,0 +1,225 @@
+"""Lazy plugins: registered from the cached description, imported only when first needed.
+
+Each plugin here is a real installed distribution on a throwaway path entry whose module
+writes a marker file when imported; a ``sitecustomize`` on the same path writes the names of
+the plugin modules the process imported, at exit.  The first run in a home imports every
+plugin (to describe it); the runs after that show what laziness saves and that nothing else
+changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from clirun import run_agent
+from fakeprovider import Reply
+from test_plugin_loading import make_dist
+
+SITECUSTOMIZE = '''
+import atexit, os, sys
+
+def _write():
+    names = sorted(m for m in sys.modules if m.startswith(("plugins_builtin.", "lazy_", "openai",
+                                                          "anthropic", "mcp")))
+    with open(os.environ["IMPORTED_LOG"], "w") as handle:
+        handle.write("\\n".join(names))
+
+if os.environ.get("IMPORTED_LOG"):
+    atexit.register(_write)
+'''
+
+UI_ONLY = '''"""Contributes a slash command only: a headless run never needs it."""
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+from agent import SlashCommand, hookimpl
+
+@hookimpl
+def agent_register_commands(register, config):
+    register(SlashCommand("lazyui", "a command", lambda app, args: None))
+'''
+
+IDLE = '''"""Has work only when idle_things is configured."""
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+from agent import Fragment, Option, hookimpl
+
+AGENT_IDLE_WHEN = {{"config": {{"idle_things": []}}}}
+
+@hookimpl
+def agent_addoption(options):
+    options.add(Option("idle_things", type="list", default=[], help="things to mention"))
+
+@hookimpl
+def agent_configure(config):
+    config.extra["lazy_idle_things"] = list(config.get("idle_things"))
+
+@hookimpl
+def agent_prompt_fragments(session):
+    things = session.config.extra.get("lazy_idle_things") or []
+    return [Fragment("lazy-idle", "IDLE-PLUGIN-SAYS " + " ".join(things))] if things else []
+'''
+
+SPEAKS = '''"""Always adds a prompt line, so it is imported on every run that builds a prompt."""
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+from agent import Fragment, hookimpl
+
+@hookimpl
+def agent_prompt_fragments(session):
+    return [Fragment("lazy-speaks", "SPEAKS-{version}")]
+'''
+
+
+@pytest.fixture
+def site(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    markers = {name: tmp_path / f"{name}.imported" for name in ("lazy_ui", "lazy_idle",
+                                                                 "lazy_speaks", "lazy_off")}
+    make_dist(site, "lazy_ui", UI_ONLY.format(marker=str(markers["lazy_ui"])))
+    make_dist(site, "lazy_idle", IDLE.format(marker=str(markers["lazy_idle"])))
+    make_dist(site, "lazy_speaks", SPEAKS.format(marker=str(markers["lazy_speaks"]),
+                                                 version="ONE"))
+    make_dist(site, "lazy_off", UI_ONLY.format(marker=str(markers["lazy_off"])))
+    return site, markers
+
+
+def headless(tmp_path, site, fake_provider, *extra):
+    home = tmp_path / "h"
+    home.mkdir(exist_ok=True)
+    log = tmp_path / "imported.log"
+    fake_provider.script(Reply.text("fine"))
+    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
+                      "--model", "m", "--disable", "lazy_off", *extra], home=home, cwd=tmp_path,
+                     PYTHONPATH=str(site), OPENAI_API_KEY="x", IMPORTED_LOG=str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "fine\n"
+    system = fake_provider.requests[-1].body["messages"][0]["content"]
+    return set(log.read_text().split()), system, home
+
+
+def clear(markers):
+    for marker in markers.values():
+        marker.unlink(missing_ok=True)
+
+
+def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
+        tmp_path, site, fake_provider):
+    path, markers = site
+    first, system, home = headless(tmp_path, path, fake_provider)
+    # the first run describes every plugin that is not blocked (so it imports them)
+    assert markers["lazy_ui"].exists() and markers["lazy_idle"].exists()
+    assert not markers["lazy_off"].exists()
+    cache = home / "state" / "plugin-cache.json"
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    clear(markers)
+
+    modules, system, _ = headless(tmp_path, path, fake_provider)
+    assert not markers["lazy_ui"].exists(), "a plugin with only a slash command was imported"
+    assert not markers["lazy_idle"].exists(), "an unconfigured (idle) plugin was imported"
+    assert not markers["lazy_off"].exists(), "a disabled plugin was imported"
+    assert markers["lazy_speaks"].exists() and "SPEAKS-ONE" in system
+    assert "IDLE-PLUGIN-SAYS" not in system
+    # builtins: the provider not selected, MCP without servers, the registry with nothing
+    # installed, the renderers of the UI
+    for module in ("plugins_builtin.provider_anthropic", "plugins_builtin.mcp_client",
+                   "plugins_builtin.registry", "plugins_builtin.markdown",
+                   "plugins_builtin.diff", "anthropic", "mcp"):
+        assert module not in modules, f"{module} was imported on the headless path"
+    assert "plugins_builtin.provider_openai" in modules and "openai" in modules
+
+
+def test_an_idle_plugin_works_as_before_once_configured(tmp_path, site, fake_provider):
+    path, markers = site
+    headless(tmp_path, path, fake_provider)
+    clear(markers)
+    (tmp_path / "h" / "config.toml").write_text('idle_things = ["apples", "pears"]\n')
+    modules, system, _ = headless(tmp_path, path, fake_provider)
+    assert markers["lazy_idle"].exists()
+    assert "IDLE-PLUGIN-SAYS apples pears" in system
+
+
+def test_a_changed_plugin_is_described_again(tmp_path, site, fake_provider):
+    path, markers = site
+    headless(tmp_path, path, fake_provider)
+    module = path / "lazy_ui.py"
+    module.write_text(module.read_text() + '''
+from agent import Fragment
+
+@hookimpl
+def agent_prompt_fragments(session):
+    return [Fragment("lazy-ui-now", "UI-PLUGIN-GREW-A-HOOK")]
+''')
+    clear(markers)
+    _, system, _ = headless(tmp_path, path, fake_provider)
+    assert markers["lazy_ui"].exists() and "UI-PLUGIN-GREW-A-HOOK" in system
+    # a new distribution version is a change too, even with the same files
+    (path / "lazy_speaks.py").write_text(SPEAKS.format(marker=str(markers["lazy_speaks"]),
+                                                       version="TWO"))
+    clear(markers)
+    _, system, _ = headless(tmp_path, path, fake_provider)
+    assert "SPEAKS-TWO" in system and "SPEAKS-ONE" not in system
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong-shape", "shared-mode"])
+def test_a_damaged_or_foreign_cache_is_rebuilt_not_trusted(tmp_path, site, fake_provider,
+                                                            damage):
+    path, markers = site
+    _, _, home = headless(tmp_path, path, fake_provider)
+    cache = home / "state" / "plugin-cache.json"
+    if damage == "garbage":
+        cache.write_bytes(b"\x00{not json")
+    elif damage == "wrong-shape":
+        data = json.loads(cache.read_text())
+        data["plugins"]["lazy_speaks"]["hooks"] = "everything"
+        cache.write_text(json.dumps(data))
+    else:
+        # the same user's cache, but group-writable: it would decide which hooks run, so a
+        # copy anyone else could have edited is not believed (here: the speaking hook removed)
+        data = json.loads(cache.read_text())
+        data["plugins"]["lazy_speaks"]["hooks"] = []
+        cache.write_text(json.dumps(data))
+        os.chmod(cache, 0o664)
+    clear(markers)
+    _, system, _ = headless(tmp_path, path, fake_provider)
+    assert "SPEAKS-ONE" in system
+    assert markers["lazy_speaks"].exists()
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    rebuilt = json.loads(cache.read_text())
+    assert isinstance(rebuilt["plugins"]["lazy_speaks"]["hooks"], list)
+    assert rebuilt["plugins"]["lazy_speaks"]["hooks"]
+
+
+def test_plugin_list_and_subcommands_need_no_import(tmp_path, site):
+    path, markers = site
+    home = tmp_path / "h"
+    run_agent(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
+    clear(markers)
+    proc = run_agent(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
+    assert "enabled" in rows["lazy_ui"] and "enabled" in rows["lazy_idle"]
+    assert "Contributes a slash command only" in rows["lazy_ui"]
+    assert not markers["lazy_ui"].exists() and not markers["lazy_idle"].exists()
+
+
+def test_a_plugin_that_breaks_after_it_was_described_is_isolated(tmp_path, site,
+                                                                 fake_provider):
+    path, markers = site
+    flag = tmp_path / "break-now"
+    module = path / "lazy_speaks.py"
+    module.write_text(module.read_text().replace(
+        '"""\n', f'"""\nimport os\nif os.path.exists({str(flag)!r}):\n'
+                 f'    raise RuntimeError("gone missing")\n', 1))
+    headless(tmp_path, path, fake_provider)
+    # now it fails at import with its files unchanged (as when a dependency goes away)
+    flag.write_text("")
+    _, system, _ = headless(tmp_path, path, fake_provider)
+    assert "SPEAKS-ONE" not in system  # the run went on without it (headless() checked)
+    proc = run_agent(["plugins"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH=str(path))
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
+    assert "failed" in rows["lazy_speaks"] and "gone missing" in rows["lazy_speaks"]
