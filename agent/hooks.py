@@ -20,6 +20,7 @@ from agent.commands import CommandRegistry, SlashCommand
 from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.lazy_plugins import import_now
 from agent.options import OptionRegistry
+from agent.panels import LiveState, Panel, StatusInfo
 from agent.prompt import Fragment
 from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
 from agent.store_schema import StoreSchema
@@ -323,6 +324,31 @@ class Hooks:
     def event(self, event: Event, session: Session) -> None:
         for _ in self._each("agent_event", event=event, session=session):
             pass
+
+    def live_panels(self, session: Session, state: LiveState) -> list[Panel]:
+        """Every plugin's live panels, in ``(order, key)`` order (a later duplicate key is
+        dropped)."""
+        found: dict[str, Panel] = {}
+        for plugin, result in self._each("agent_live_panels", session=session, state=state):
+            if result is None:
+                continue
+            for panel in [result] if isinstance(result, Panel) else list(result):
+                if not isinstance(panel, Panel):
+                    self.problems.append(f"plugin {plugin}: agent_live_panels returned "
+                                         f"{panel!r}, not a Panel")
+                    continue
+                found.setdefault(panel.key, panel)
+        return sorted(found.values(), key=lambda p: (p.order, p.key))
+
+    def status(self, session: Session) -> StatusInfo:
+        """The status facts the plugins know, field by field from the first that knows it."""
+        merged: dict[str, Any] = {}
+        for _plugin, result in self._each("agent_status", session=session):
+            if isinstance(result, StatusInfo):
+                for name, value in vars(result).items():
+                    if value is not None:
+                        merged.setdefault(name, value)
+        return StatusInfo(**merged)
 
     def render_block(self, block: Block, width: int, theme: Theme) -> urwid.Widget | None:
         widget: urwid.Widget | None = self.pm.hook.agent_render_block(block=block, width=width,

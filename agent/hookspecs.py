@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.config import Config
     from agent.events import DoneEvent, Event
     from agent.options import Option
+    from agent.panels import LiveState, Panel, StatusInfo
     from agent.plugins import PluginStatus
     from agent.prompt import Fragment
     from agent.providers import Provider, ProviderRequest, ProviderSettings, ProviderSpec
@@ -434,6 +435,40 @@ def agent_render_block(block: Block, width: int, theme: Theme) -> urwid.Widget |
         def agent_render_block(block, width, theme):
             if block.kind == "shout":
                 return urwid.Text(block.text.upper())
+    """
+
+
+@hookspec
+def agent_live_panels(session: Session, state: LiveState) -> Panel | list[Panel] | None:
+    """Live panels this plugin shows above the prompt right now (:class:`agent.panels.Panel`).
+
+    Called whenever the status refreshes, after each tool call and about ten times a second
+    while a turn runs (``state`` is an :class:`agent.panels.LiveState`: whether a turn runs,
+    when it started, the spinner's frame), so it must be cheap and must not block.  Return
+    None (or an empty list) to show nothing; a panel disappears when it is no longer returned.
+
+    Example::
+
+        @hookimpl
+        def agent_live_panels(session, state):
+            jobs = session.data.get("my_jobs") or []
+            if state.busy and jobs:
+                return Panel("my_jobs", [("dim", f"{len(jobs)} jobs running")])
+    """
+
+
+@hookspec
+def agent_status(session: Session) -> StatusInfo | None:
+    """Facts for the status bar, the per-turn line and ``/cost`` (:class:`agent.panels.StatusInfo`):
+    the agent variant in use, the estimated context of the last request and where compaction
+    starts.  Each field is taken from the first plugin (by name) that knows it; None: this
+    plugin knows nothing.
+
+    Example::
+
+        @hookimpl
+        def agent_status(session):
+            return StatusInfo(agent=session.data.get("my_variant"))
     """
 
 

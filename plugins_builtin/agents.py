@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent import ConfigError, Fragment, Option, SlashCommand, hookimpl
+from agent import ConfigError, Fragment, Option, SlashCommand, StatusInfo, hookimpl
 from agent.providers import THINKING_LEVELS
 
 
@@ -190,6 +190,13 @@ async def _pick_thinking(app: Any, session: Any) -> str | None:
 
 
 # ---- hooks ----------------------------------------------------------------------------------
+
+
+@hookimpl
+def agent_status(session):
+    """The variant in use, for the status bar."""
+    name = session.data.get(AGENT_KEY)
+    return StatusInfo(agent=str(name)) if name else None
 
 
 @hookimpl

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from agent import Option, SlashCommand, hookimpl, spend
+from agent import Option, SlashCommand, StatusInfo, hookimpl, spend
 from agent.commands import show
 from agent.messages import (
     IMAGE_TOKENS,
@@ -634,6 +634,16 @@ def state(session: Any) -> dict[str, Any]:
 
 def threshold_of(session: Any) -> int:
     return int(session.config.get("compact_threshold") or DEFAULT_THRESHOLD)
+
+
+@hookimpl
+def agent_status(session):
+    """The one context figure: the estimate of the last request this plugin measured (None
+    before the first: the front end measures the history itself) and the threshold."""
+    record = session.data.get("prune") or {}
+    estimate = int(record.get("estimate") or 0)
+    return StatusInfo(context_tokens=estimate or None,
+                      context_limit=int(record.get("threshold") or threshold_of(session)))
 
 
 @hookimpl

@@ -39,6 +39,7 @@ from agent import (
     Effects,
     Fragment,
     Option,
+    Panel,
     Tool,
     ToolError,
     ToolResult,
@@ -417,3 +418,61 @@ def agent_event(event, session):
         if records:
             session.data[DATA_KEY] = [r for r in records
                                       if r["status"] in ("queued", "running")]
+
+
+# ---- the live panel -------------------------------------------------------------------------
+
+PANEL_CALL_CLIP = 58   # a subagent call's summary
+PANEL_RECENT_CALLS = 4
+KIND_STYLES = {"explore": "sub-explore", "review": "sub-review", "worker": "sub-worker"}
+
+
+def _clip(text: Any, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def subagent_markup(records: list[dict[str, Any]], spinner: str) -> list[Any]:
+    """One block per subagent: its state, kind, description and step count, then its last
+    four calls as ``tool(summary)``."""
+    out: list[Any] = []
+    for record in records:
+        if out:
+            out.append("\n")
+        status = str(record.get("status") or "")
+        kind = str(record.get("kind") or "explore")
+        if status == "done":
+            out.append(("sub-done", "*"))
+        elif status in ("failed", "cancelled"):
+            out.append(("sub-failed", "x"))
+        else:
+            out.append(("working", spinner))
+        out += [" ", (KIND_STYLES.get(kind, "sub-explore"), kind)]
+        if kind == "worker":
+            out.append(("sub-worker", " (writes)"))
+        steps = int(record.get("steps") or 0)
+        out.append(f": {_clip(record.get('description', ''), 70)}")
+        out.append(("dim", f"  {steps} step{'' if steps == 1 else 's'}"))
+        if status in ("queued", "cancelled"):
+            out.append(("dim", f"  {status}"))
+        for call in list(record.get("calls") or [])[-PANEL_RECENT_CALLS:]:
+            style = {"failed": "tool-error", "running": "live"}.get(str(call.get("status")),
+                                                                     "dim")
+            text = f"{call.get('tool', '?')}({_clip(call.get('summary', ''), PANEL_CALL_CLIP)})"
+            out += ["\n    ", (style, text)]
+        if status == "failed" and record.get("error"):
+            out += ["\n    ", ("sub-failed", _clip(str(record["error"]), 90))]
+    return out
+
+
+@hookimpl
+def agent_live_panels(session, state):
+    """The subagents the running turn started, in place of their ``task`` calls' lines."""
+    if not state.busy:
+        return None
+    records = [r for r in session.data.get(DATA_KEY) or []
+               if isinstance(r, dict) and float(r.get("started") or 0) >= state.turn_started]
+    if not records:
+        return None
+    return Panel(DATA_KEY, subagent_markup(records, state.spinner), order=10,
+                 calls=tuple(str(r.get("id")) for r in records))

@@ -3,17 +3,20 @@
 The list lives in ``session.data["todos"]`` (a list of ``{content, status, note?}``), which is
 saved with the session and restored by ``-c``/``-r``/``/resume``.  It is re-injected into the
 system prompt before every model request, never into the message history, so pruning and
-``/compact`` cannot drop it.
+``/compact`` cannot drop it.  The front end shows it as a live panel (``agent_live_panels``)
+during a turn, and between turns while a task is unfinished.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent import (
     NO_EFFECTS,
     Description,
     Fragment,
+    Panel,
     SlashCommand,
     Tool,
     ToolError,
@@ -185,3 +188,60 @@ def run_todos(app: Any, args: str) -> str | None:
 @hookimpl
 def agent_register_commands(register, config):
     register(SlashCommand("todos", "show the task list", run_todos, info=True))
+
+
+# ---- the live panel -------------------------------------------------------------------------
+
+BAR_WIDTH = 40
+PANEL_ITEMS = 12     # tasks listed before "... N more"
+PANEL_CLIP = 80
+PANEL_STYLES = {"pending": "todo", "in_progress": "todo-active", "done": "todo-done",
+                "blocked": "todo-blocked"}
+
+
+def _clip(text: Any, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def todo_items(todos: Any) -> list[Mapping[str, Any]]:
+    """The well-formed items of a task list (anything else is ignored)."""
+    if not isinstance(todos, Sequence) or isinstance(todos, str):
+        return []
+    return [t for t in todos if isinstance(t, Mapping)]
+
+
+def todo_markup(todos: Any) -> list[Any] | None:
+    """``tasks  ####....  d/t  N blocked`` and one line per task; None for an empty list."""
+    items = todo_items(todos)
+    if not items:
+        return None
+    done = sum(1 for t in items if t.get("status") == "done")
+    blocked = sum(1 for t in items if t.get("status") == "blocked")
+    filled = round(BAR_WIDTH * done / len(items))
+    out: list[Any] = [("todo-title", "tasks"), "  ", ("todo-bar", "#" * filled),
+                      ("todo-rest", "." * (BAR_WIDTH - filled)), ("todo", f"  {done}/{len(items)}")]
+    if blocked:
+        out.append(("todo-blocked", f"  {blocked} blocked"))
+    for t in items[:PANEL_ITEMS]:
+        status = str(t.get("status") or "pending")
+        note = f" ({_clip(t['note'], PANEL_CLIP)})" if t.get("note") else ""
+        text = f"{MARKS.get(status, '[ ]')} {_clip(t.get('content', ''), PANEL_CLIP)}{note}"
+        out += ["\n  ", (PANEL_STYLES.get(status, "todo"), text)]
+    if len(items) > PANEL_ITEMS:
+        out.append(("dim", f"\n  ... {len(items) - PANEL_ITEMS} more"))
+    return out
+
+
+def unfinished(todos: Any) -> bool:
+    """True while some task is not done."""
+    return any(t.get("status") != "done" for t in todo_items(todos))
+
+
+@hookimpl
+def agent_live_panels(session, state):
+    todos = session.data.get(DATA_KEY)
+    if not (state.busy or unfinished(todos)):
+        return None
+    markup = todo_markup(todos)
+    return Panel(DATA_KEY, markup) if markup else None

@@ -18,6 +18,7 @@ from typing import Any
 import urwid
 
 from agent.blocks import Block
+from agent.panels import LiveState, Panel, StatusInfo
 from agent.sandbox import sandbox_label
 from agent.ui.context import CommandContext
 from agent.ui.keymap import Keymap
@@ -251,13 +252,13 @@ class App:
     def context_tokens(self) -> int:
         """The one context figure (the turn line, the status bar and ``/cost`` all show it):
         the estimated tokens of the last request, system prompt, tool schemas and history
-        together.  The prune plugin measures each request it sees; before the first one
-        (or without it) the same measure is taken here: characters / 4."""
+        together.  A plugin may measure each request it sees (``StatusInfo.context_tokens``);
+        before the first one (or without one) the same measure is taken here: characters / 4."""
         if self.session is None:
             return 0
-        pruned = (getattr(self.session, "data", None) or {}).get("prune") or {}
-        if pruned.get("estimate"):
-            return int(pruned["estimate"])
+        measured = self.status_info().context_tokens
+        if measured:
+            return int(measured)
         import json
 
         chars = 0
@@ -275,20 +276,23 @@ class App:
                     chars += len(json.dumps(args, default=str))
         return chars // 4
 
+    def status_info(self) -> StatusInfo:
+        """What the plugins say for the status bar (``agent_status``)."""
+        if self.session is None:
+            return StatusInfo()
+        return self.hooks.status(self.session)
+
     def agent_name(self) -> str:
-        """The agent variant: what the agents plugin recorded for the session, else the
-        config's."""
-        data = getattr(self.session, "data", None) or {}
-        return str(data.get("agent") or self.config.get("agent") or "default")
+        """The agent variant: what a plugin reports for the session, else the config's."""
+        return str(self.status_info().agent or self.config.get("agent") or "default")
 
     def context_pct(self) -> int:
-        """Context use in percent of the compaction threshold: the prune plugin's estimate of
-        the last request (``session.data["prune"]``), else the history's characters / 4."""
-        pruned = (getattr(self.session, "data", None) or {}).get("prune") or {}
-        estimate, threshold = self.context_tokens(), pruned.get("threshold")
+        """Context use in percent of where compaction starts (a plugin's
+        ``StatusInfo.context_limit``, else ``compact_threshold``)."""
+        threshold = self.status_info().context_limit
         if not threshold:
             threshold = self.config.get("compact_threshold") or CONTEXT_LIMIT
-        return min(999, int(estimate) * 100 // max(1, int(threshold)))
+        return min(999, int(self.context_tokens()) * 100 // max(1, int(threshold)))
 
     def spent(self) -> tuple[float | None, bool]:
         """(US dollars this session has cost, priced): this run's spend ledger (subagents
@@ -320,29 +324,21 @@ class App:
                            tools=tools, context_pct=self.context_pct(), cost=cost,
                            priced=priced, cap=float(cap) if cap else None,
                            sandbox=sandbox_label(self.config), **extra)
-        self.refresh_todos()
+        self.refresh_panels()
         self.redraw.request()
 
-    # ---- progress panels -------------------------------------------------------------------
+    # ---- plugin panels ---------------------------------------------------------------------
 
-    def refresh_todos(self, todos: Any = None) -> None:
-        """The task list panel from ``session.data["todos"]`` (or ``todos``, a list a
-        ``todo_write`` result displayed): shown during a turn, and between turns while a
-        task is unfinished; hidden when the list is empty."""
-        from agent.ui.widgets.progress import todo_markup, unfinished
-
-        if todos is None:
-            todos = (getattr(self.session, "data", None) or {}).get("todos")
-        markup = todo_markup(todos) if (self.busy or unfinished(todos)) else None
-        if markup != self.live.panels.get("todos"):
-            self.set_live("todos", markup)
-
-    def refresh_subagents(self) -> None:
-        """The subagents panel: the records of the subagents this turn started."""
-        records = (getattr(self.session, "data", None) or {}).get("subagents") or []
-        mine = [r for r in records if isinstance(r, dict)
-                and float(r.get("started") or 0) >= self.turn_started]
-        self.live.set_subagents(mine if self.busy else [])
+    def refresh_panels(self) -> None:
+        """Ask the plugins for their live panels (``agent_live_panels``): after each status
+        refresh and tool call, and on the ticker while a turn runs."""
+        if self.session is None:
+            panels: list[Panel] = []
+        else:
+            state = LiveState(busy=self.busy, turn_started=self.turn_started,
+                              spinner=self.live.spinner())
+            panels = self.hooks.live_panels(self.session, state)
+        self.live.set_plugin_panels(panels)
 
     # ---- keys ------------------------------------------------------------------------------
 
@@ -464,7 +460,7 @@ class App:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(0.1)
-            self.refresh_subagents()  # their records change in place as they work
+            self.refresh_panels()  # what they show changes as the turn works
             self.live.tick()
             self.redraw.request()
 

@@ -126,7 +126,7 @@ class TurnView:
         elif isinstance(event, ev.ToolCallEvent):
             self.end_text()
             self._tool_call(event)
-            app.refresh_subagents()
+            app.refresh_panels()
         elif isinstance(event, ev.ToolOutputEvent):
             live.add_output(event.id, event.chunk)
             live.refresh()
@@ -134,11 +134,7 @@ class TurnView:
             self._tool_done(event.id, event.name, "ok",
                             toolfmt.summary(event.name, event.output, given=event.summary))
             self._applied_diff(event.id)
-            todos = (event.display or {}).get("todos")
-            if isinstance(todos, list):
-                # the list the tool stored in session.data (what it displayed, without one)
-                stored = (getattr(app.session, "data", None) or {}).get("todos")
-                app.refresh_todos(stored if stored is not None else todos)
+            app.refresh_panels()  # a call may have changed what a plugin's panel shows
         elif isinstance(event, ev.ToolErrorEvent):
             self._tool_done(event.id, event.name, "error",
                             toolfmt.summary(event.name, event.error, is_error=True))

@@ -9,7 +9,7 @@ import urwid
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from agent import Effects, SlashCommand, Tool, hookimpl
+from agent import Effects, LiveState, Panel, SlashCommand, StatusInfo, Tool, hookimpl
 from agent.gate import ApprovalRequest
 from agent.tools import ToolCall
 
@@ -184,3 +184,39 @@ async def test_mouse_wheel_scrolls_the_transcript_when_enabled(tmp_path, fake_pr
     assert "line 59" in screen(app)
     assert app.root.mouse_event(app.size, "mouse press", 4, 0, 0, True)
     assert not app.transcript.follow and "line 59" not in screen(app)
+
+
+class Shelf:
+    """A third-party plugin publishing a live panel while a turn runs and status facts."""
+
+    def __init__(self) -> None:
+        self.seen: list[LiveState] = []
+
+    @hookimpl
+    def agent_live_panels(self, session, state):
+        self.seen.append(state)
+        if not state.busy:
+            return None
+        return Panel("shelf", [("dim", f"shelf: {len(session.messages)} books {state.spinner}")])
+
+    @hookimpl
+    def agent_status(self, session):
+        return StatusInfo(agent="librarian", context_tokens=6_000, context_limit=12_000)
+
+
+async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_provider):
+    fake_provider.script(Reply.text("slow answer " * 20, pieces=20, delay=0.1))
+    shelf = Shelf()
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("shelf", shelf)])
+    app.start()
+    rows = await wait_for(app, "librarian/")
+    assert "50% ctx" in rows.splitlines()[-1]  # the plugin's estimate of its limit
+    assert "shelf:" not in rows
+    await type_text(app, "go", enter=True)
+    rows = await wait_for(app, "shelf: 1 books")  # during the turn, above the prompt
+    panel_row = next(n for n, r in enumerate(rows.splitlines()) if "shelf:" in r)
+    prompt_row = next(n for n, r in enumerate(rows.splitlines()) if r.startswith("> type"))
+    assert panel_row < prompt_row
+    rows = await idle(app)
+    assert "shelf:" not in rows and "slow answer" in rows  # gone when the turn ended
+    assert any(s.busy for s in shelf.seen) and shelf.seen[-1].busy is False

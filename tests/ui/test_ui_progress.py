@@ -1,11 +1,18 @@
-"""The live area's progress panels and the status bar, rendered to rows (exact) and styles."""
+"""The live panels the todos and subagents plugins publish, the live area that shows them, and
+the status bar, rendered to rows (exact) and styles."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import urwid
 
-from agent.ui.widgets.progress import subagent_markup, todo_markup
+from agent import LiveState, Panel
 from agent.ui.widgets.status import ActiveTool, LiveArea, StatusBar
+from plugins_builtin.subagents import agent_live_panels as subagent_panels
+from plugins_builtin.subagents import subagent_markup
+from plugins_builtin.todos import agent_live_panels as todo_panels
+from plugins_builtin.todos import todo_markup
 
 TODOS = [{"content": "write the parser", "status": "done"},
          {"content": "wire it in", "status": "in_progress"},
@@ -101,8 +108,10 @@ def test_live_area_shows_subagents_instead_of_their_task_call():
     live.tools["t1"] = ActiveTool("t1", "task", ["explore: find the loader"],
                                   output="explore:   grep load_config\n")
     live.tools["b1"] = ActiveTool("b1", "bash", ["make"])
-    live.set_subagents([{"id": "t1", "kind": "explore", "description": "find the loader",
-                         "status": "running", "steps": 1, "calls": []}])
+    session = SimpleNamespace(data={"subagents": [
+        {"id": "t1", "kind": "explore", "description": "find the loader", "status": "running",
+         "steps": 1, "calls": [], "started": 100.0}]})
+    live.set_plugin_panels([subagent_panels(session, LiveState(True, 50.0, "*"))])
     out = rows(live, 60)
     assert out == [f"{out[0][0]} bash  make", f"{out[1][0]} explore: find the loader  1 step"]
     live.stop()
@@ -122,3 +131,25 @@ def test_status_bar_spend_with_cap_and_unpriced():
     assert rows(bar, 80) == ["gpt-5  plan/high  9 tools  90% ctx compacting soon  "
                              "unpriced / $0.50"]
     assert styles(bar, 80)["90% ctx compacting soon"] == {"status-bad"}
+
+
+def test_the_task_list_panel_shows_during_a_turn_and_while_a_task_is_unfinished():
+    done = SimpleNamespace(data={"todos": [{"content": "a", "status": "done"}]})
+    assert todo_panels(done, LiveState(busy=False)) is None  # all done, between turns
+    panel = todo_panels(done, LiveState(busy=True))
+    assert isinstance(panel, Panel) and panel.key == "todos"
+    open_ = SimpleNamespace(data={"todos": TODOS})
+    assert todo_panels(open_, LiveState(busy=False)).markup == todo_markup(TODOS)
+    assert todo_panels(SimpleNamespace(data={}), LiveState(busy=True)) is None
+
+
+def test_the_subagent_panel_shows_only_this_turns_subagents_while_it_runs():
+    records = [{"id": "old", "kind": "explore", "description": "earlier", "status": "done",
+                "steps": 1, "calls": [], "started": 10.0},
+               {"id": "new", "kind": "review", "description": "now", "status": "running",
+                "steps": 2, "calls": [], "started": 60.0}]
+    session = SimpleNamespace(data={"subagents": records})
+    panel = subagent_panels(session, LiveState(True, 50.0, "+"))
+    assert panel.calls == ("new",) and rows(urwid.Text(panel.markup), 40) == [
+        "+ review: now  2 steps"]
+    assert subagent_panels(session, LiveState(False, 50.0, "+")) is None

@@ -1,10 +1,10 @@
 """The live area above the prompt and the status bar under it.
 
 ``LiveArea`` shows what is happening now: the reasoning line (collapsed ``thinking... ~N
-tokens``), the running tools with their last output lines, the subagents at work, panels
-(the task list, plugins' ``set_live``), the queue, and the working line with the elapsed
-time.  Each part is a ``Text`` changed in place,
-so a frame redraws only the rows that changed.
+tokens``), the running tools with their last output lines, the live panels plugins publish
+(``agent_live_panels``: a task list, the subagents at work), panels set through the command
+context (``set_live``), the queue, and the working line with the elapsed time.  Each part
+is a ``Text`` changed in place, so a frame redraws only the rows that changed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import urwid
 
-from agent.ui.widgets.progress import subagent_markup
+from agent.panels import Panel
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 OUTPUT_TAIL = 2000
@@ -41,15 +41,15 @@ class ActiveTool:
 
 
 class LiveArea(urwid.WidgetWrap):
-    """Reasoning, running tools, subagents, panels, the queue and the working line."""
+    """Reasoning, running tools, the plugins' panels, panels, the queue and the working line."""
 
     def __init__(self) -> None:
         self.reasoning = ""
         self.reasoning_open = False
         self.tools: dict[str, ActiveTool] = {}
-        #: the subagents started this turn (their records, see docs/agents.md)
-        self.subagents: list[dict[str, Any]] = []
-        #: panels by key, shown in key order: text or urwid markup
+        #: what the plugins publish (``agent_live_panels``), in their order
+        self.plugin_panels: list[Panel] = []
+        #: panels set through the command context (``app.set_live``), shown in key order
         self.panels: dict[str, Any] = {}
         self.queue: list[str] = []
         self.busy_since: float | None = None
@@ -60,7 +60,7 @@ class LiveArea(urwid.WidgetWrap):
         self.frame = 0
         self._reasoning = urwid.Text("")
         self._tools = urwid.Text("")
-        self._subagents = urwid.Text("")
+        self._plugin_panels = urwid.Text("")
         self._panels = urwid.Text("")
         self._queue = urwid.Text("")
         self._working = urwid.Text("")
@@ -80,7 +80,7 @@ class LiveArea(urwid.WidgetWrap):
         self.reasoning = ""
         self.reasoning_open = False
         self.tools.clear()
-        self.subagents = []
+        self.plugin_panels = []
 
     def add_output(self, call_id: str, chunk: str) -> None:
         tool = self.tools.get(call_id)
@@ -98,17 +98,17 @@ class LiveArea(urwid.WidgetWrap):
             self._tools.set_text(self._tools_markup())
             parts.append(self._tools)
         if self.folded:
-            hidden = [f"{len(self.subagents)} subagents" if self.subagents else "",
-                      ", ".join(sorted(self.panels)) if self.panels else "",
+            names = [p.key for p in self.plugin_panels] + sorted(self.panels)
+            hidden = [", ".join(names),
                       f"{len(self.queue)} queued" if self.queue else ""]
             hidden = [h for h in hidden if h]
             if hidden:
                 self._panels.set_text(("dim", f"({'; '.join(hidden)}: folded while the "
                                               "dialog is open)"))
                 parts.append(self._panels)
-        if self.subagents and not self.folded:
-            self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
-            parts.append(self._subagents)
+        if self.plugin_panels and not self.folded:
+            self._plugin_panels.set_text(self._plugin_markup())
+            parts.append(self._plugin_panels)
         if self.panels and not self.folded:
             markup: list[Any] = []
             for key in sorted(self.panels):
@@ -134,21 +134,27 @@ class LiveArea(urwid.WidgetWrap):
             self._working.set_text(self._working_markup())
         if self._shown_tools():
             self._tools.set_text(self._tools_markup())
-        if self.subagents and not self.folded:
-            self._subagents.set_text(subagent_markup(self.subagents, self._spin()))
 
-    def set_subagents(self, records: list[dict[str, Any]]) -> None:
-        """Show ``records`` (the subagents of this turn); they change in place as the
-        subagents work, so the spinner's tick redraws them."""
-        had = bool(self.subagents), {r.get("id") for r in self.subagents}
-        self.subagents = list(records)
-        if had != (bool(self.subagents), {r.get("id") for r in self.subagents}):
+    def set_plugin_panels(self, panels: list[Panel]) -> None:
+        """Show what the plugins publish now; redraws only when it changed."""
+        if panels != self.plugin_panels:
+            self.plugin_panels = list(panels)
             self.refresh()
 
+    def _plugin_markup(self) -> list[Any]:
+        markup: list[Any] = []
+        for panel in self.plugin_panels:
+            markup += (["\n"] if markup else []) + [panel.markup]
+        return markup
+
     def _shown_tools(self) -> list[ActiveTool]:
-        """Running tools, except ``task`` calls: their subagents have a panel of their own."""
-        mine = {r.get("id") for r in self.subagents}
-        return [t for t in self.tools.values() if t.id not in mine]
+        """Running tools, except calls a panel stands for (a subagent's ``task`` call)."""
+        covered = {c for p in self.plugin_panels for c in p.calls}
+        return [t for t in self.tools.values() if t.id not in covered]
+
+    def spinner(self) -> str:
+        """The spinner's current frame (panel publishers draw their own with it)."""
+        return self._spin()
 
     def _spin(self) -> str:
         return SPINNER[self.frame % len(SPINNER)]
