@@ -1,5 +1,7 @@
 """Shared fixtures: the same ones plugin authors get from ``agent.testing.pytest_plugin``.
 
+Hypothesis runs without deadlines (see below).
+
 The example third-party plugin in ``tests/example_plugin`` is made discoverable for this test
 run only: its package and a ``dist-info`` (what pip would write) go into a throwaway directory
 put on ``sys.path`` and ``PYTHONPATH``. Nothing is installed into the user's environment, so
@@ -16,11 +18,18 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 pytest_plugins = ["agent.testing.pytest_plugin"]
 
 EXAMPLE_SOURCE = Path(__file__).parent / "example_plugin"
 _throwaway: list[Path] = []
+
+# Hypothesis fails an example that takes longer than its deadline (200 ms by default): a
+# wall-clock assertion, which a loaded machine breaks for no fault of the code. The suite has
+# none (tests/test_suite_hygiene.py); hangs are caught by pytest-timeout.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 def lay_out_distribution(source: Path, target: Path) -> None:

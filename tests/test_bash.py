@@ -119,10 +119,8 @@ async def test_runs_in_the_workspace_with_bash(boot):
 
 async def test_stdin_is_empty_so_reading_it_does_not_hang(boot):
     config, _, bash = boot
-    started = time.monotonic()
     result = await run_tool(bash, {"command": "cat; echo after"}, config)
-    assert result.output == "exit: 0\nstdout:\nafter"
-    assert time.monotonic() - started < 5
+    assert result.output == "exit: 0\nstdout:\nafter"  # cat saw EOF: not killed at a timeout
 
 
 async def test_killed_by_a_signal_is_reported(tmp_path):
@@ -210,12 +208,11 @@ async def test_timeout_kills_the_whole_group(boot, tmp_path):
 
 async def test_timeout_escalates_to_sigkill_when_term_is_ignored(boot):
     config, _, bash = boot
-    started = time.monotonic()
     result = await run_tool(bash, {"command": "trap '' TERM; sleep 20; echo survived",
                                    "timeout": 1000}, config)
+    # Killed, not waited out: a SIGKILL after the sleep ended would find "survived" printed.
     assert result.output.startswith("exit: 137 (killed by SIGKILL; timeout is 1000ms)")
     assert "survived" not in result.output
-    assert time.monotonic() - started < 3
 
 
 async def test_timeout_outside_the_range_is_refused_before_running(boot):

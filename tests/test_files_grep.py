@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 
 import pytest
 from files_support import boot_files
@@ -184,10 +183,8 @@ async def test_timeout_kills_rg(tmp_path, monkeypatch):
     monkeypatch.setattr(search, "TIMEOUT", 1.0)
     config, _ = make_boot(env.workspace, env.home, builtins=["files"],
                           file_data={"rg_path": slow})
-    started = time.monotonic()
     got = await run_tool(env.tools["grep"], {"pattern": "x"}, config)
     assert got.is_error and got.output.startswith("grep timed out after 1 s")
-    assert time.monotonic() - started < 10
     pid = int(pidfile.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

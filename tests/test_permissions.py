@@ -182,12 +182,11 @@ def test_pattern_matcher_never_crashes_and_is_a_glob(pattern, subject):
         assert result == (pattern == subject)
 
 
-def test_pathological_pattern_is_fast():
-    import time
-
-    start = time.perf_counter()
-    perm.matches("*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 5000)
-    assert time.perf_counter() - start < 2.0
+def test_pathological_pattern_answers():
+    # A backtracking matcher never returns here (the test times out); how fast ours is, against
+    # one scan of the subject: bench/pathological_input.py.
+    assert not perm.matches("*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 5000)
+    assert perm.matches("*a*a*a*a*a*a*a*a*a*a*a*b", "a" * 5000 + "b")
 
 
 @pytest.mark.parametrize("command,allowed", [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 
 import pluggy
@@ -361,10 +360,8 @@ async def test_malformed_stream(fake_provider):
 
 async def test_stall_times_out(fake_provider):
     fake_provider.script(Reply.stall(5))
-    t0 = time.monotonic()
     with pytest.raises(ProviderError) as info:
         await collect(make(fake_provider, timeout=0.3), request())
-    assert time.monotonic() - t0 < 3
     assert info.value.kind == "timeout" and info.value.retryable
 
 

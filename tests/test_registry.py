@@ -7,7 +7,6 @@ import hashlib
 import json
 import random
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urljoin, urlsplit
 
@@ -449,10 +448,8 @@ async def test_unsafe_plugins_are_refused_by_add_and_nothing_is_written(site, ho
     cmd = command(home, site)
     out = await cmd.run(None, "add evil --yes")
     assert out.startswith("plugin evil is not a valid manifest: unknown keys: beforeToolCall")
-    start = time.perf_counter()
     out = await cmd.run(None, "add slow --yes")
-    assert time.perf_counter() - start < 1.0  # two local fetches included
-    assert "commandPattern uses regular-expression syntax" in out
+    assert "commandPattern uses regular-expression syntax" in out  # refused, never compiled
     assert not (home / "registry").exists()
 
 
@@ -482,13 +479,14 @@ def test_glob_match_examples():
     assert glob_match("*", "") and not glob_match("?", "")
 
 
-def test_star_heavy_patterns_stay_fast_on_long_subjects():
+def test_star_heavy_patterns_answer_on_long_subjects():
+    # A backtracking matcher never returns here (the test times out); how fast ours is, against
+    # one scan of the subject: bench/pathological_input.py.
     subject = "a" * 1_000_000
-    start = time.perf_counter()
     assert not glob_match("*" + "a" * 198 + "b", subject)
     assert not glob_match("*a" * 100 + "b", subject)
     assert not glob_match("*" + "?a" * 99 + "b", subject)
-    assert time.perf_counter() - start < 1.0
+    assert glob_match("*a" * 100 + "b", subject + "b")
 
 
 def test_patterns_reject_regex_syntax_and_control_characters():
@@ -646,13 +644,14 @@ def test_path_spellings_cover_relative_absolute_and_windows_forms(tmp_path):
     assert enforce.path_spellings("", ws) == ()
 
 
-def test_many_rules_against_a_huge_command_stay_fast(tmp_path):
+def test_many_rules_against_a_huge_command_are_judged(tmp_path):
+    # How fast, against one rule: bench/pathological_input.py.
     rules = [rule(commandPattern="*" + "a" * 150 + f"{i}*") for i in range(50)]
     manifest = validate({"name": "heavy", "description": "d", "deny": rules})
     text = "echo " + "".join(random.choice("ab") for _ in range(50_000))
-    start = time.perf_counter()
     assert enforce.judge((manifest,), "bash", Effects(command=text), tmp_path) is None
-    assert time.perf_counter() - start < 2.0
+    hit = text + "a" * 150 + "7 tail"
+    assert enforce.judge((manifest,), "bash", Effects(command=hit), tmp_path) is not None
 
 
 # ---- the full-screen UI: preview in the transcript, then a yes/no question ----------------------

