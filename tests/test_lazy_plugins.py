@@ -18,6 +18,8 @@ from clirun import run_agent
 from fakeprovider import Reply
 from test_plugin_loading import make_dist
 
+pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+
 SITECUSTOMIZE = '''
 import atexit, os, sys
 
