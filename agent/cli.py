@@ -16,36 +16,6 @@ from agent import __version__
 
 USAGE = "agent [options] [PROMPT]\n       agent -p PROMPT [--json]\n       agent COMMAND ..."
 
-EPILOG = """\
-commands:
-  agent plugins [list]            list plugins and their status
-  agent plugins disable NAME      block a plugin (it is never imported)
-  agent plugins enable NAME       unblock a plugin, or switch on an opt-in one
-  agent sessions [--all]          saved sessions of this directory (resume with -c or -r ID)
-  agent usage [--by day|model|tool|subagent] [--since YYYY-MM-DD]
-                                  tokens and cost from the usage ledger
-  agent policy explain TOOL JSON  which guard or rule decides a call, and why
-  agent doctor [--no-provider]    check the sandbox, ripgrep, git, terminal, state and
-                                  that the configured provider answers
-  agent mcp [list]                MCP servers, connected to show their tools (docs/mcp.md)
-  agent mcp add NAME -- CMD ARGS  add a stdio server (or: add NAME URL [--header 'K: v'])
-  agent mcp remove NAME           remove a server
-
-configuration:
-  config file: {config}   (AGENT_HOME relocates config and state)
-  precedence:  config file < environment < flags
-  example:
-    provider = "openai"
-    model = "gpt-5"
-    thinking = "medium"
-    [plugins]
-    disabled = ["time"]
-
-environment:
-  AGENT_PROVIDER AGENT_MODEL AGENT_BASE_URL AGENT_API_KEY AGENT_THINK AGENT_AGENT
-  AGENT_MAX_SPEND AGENT_HOME
-  AGENT_DISABLE_PLUGINS (comma-separated)  OPENAI_API_KEY  ANTHROPIC_API_KEY
-"""
 
 
 def version_line() -> str:
@@ -92,14 +62,48 @@ def _early_parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_parser(options: Any) -> argparse.ArgumentParser:
+def help_epilog(options: Any, hooks: Any = None) -> str:
+    """``--help``'s epilog: the core's and the loaded plugins' subcommands, the config file,
+    every option's variable and each provider's key variable (:mod:`agent.cli_help`)."""
+    from agent.cli_help import epilog
     from agent.config import Paths
 
-    parser = argparse.ArgumentParser(
+    commands: dict[str, Any] = {}
+    specs: dict[str, Any] = {}
+    if hooks is not None:
+        commands = {n: c for n, c in hooks.cli_commands().items() if n not in SUBCOMMANDS}
+        specs = hooks.providers(None)  # registration needs no config (agent.providers)
+    example = None
+    if specs:
+        from agent.providers import auto_provider
+
+        first = specs.get(auto_provider(specs, {}) or "") or specs[sorted(specs)[0]]
+        example = (first.name, first.default_model or "")
+    return epilog(Paths.resolve().config_file, commands,
+                  [o.env for o in options if o.env],
+                  [s.env_key for s in specs.values() if s.env_key], example)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Builds its epilog only when the help is printed: collecting the plugins' subcommands
+    and providers is work an ordinary start does not need."""
+
+    def __init__(self, *args: Any, options: Any, hooks: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_from = (options, hooks)
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = help_epilog(*self._epilog_from)
+        return super().format_help()
+
+
+def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
+    parser = _Parser(
         prog="agent", usage=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="A terminal coding agent: reads, edits, runs commands and asks, "
                     "with every change gated behind your approval.",
-        epilog=EPILOG.format(config=Paths.resolve().config_file))
+        options=options, hooks=hooks)
     parser.add_argument("prompt", nargs="?", help="first prompt (with -p: the headless prompt)")
     parser.add_argument("-p", "--print", dest="headless", action="store_true",
                         help="headless: run one turn, print the answer, exit "
@@ -194,9 +198,8 @@ def _plugin_subcommand(argv: list[str]) -> int | None:
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
-    handler, _ = commands[argv[0]]
     try:
-        return int(handler(argv[1:], boot) or 0)
+        return int(commands[argv[0]].handler(argv[1:], boot) or 0)
     finally:
         hooks.unconfigure(boot.config)
 
@@ -210,7 +213,7 @@ def run_main(argv: list[str]) -> int:
             disable=early.disable, enable=early.enable, no_plugins=early.no_plugins)
     except StartupError as exc:
         return _fail(str(exc), exc.code)
-    parser = build_parser(options)
+    parser = build_parser(options, hooks)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help exits 0, a usage error 2

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from agent.cli_help import CliCommand, normalise_usage
 from agent.commands import CommandRegistry, SlashCommand
 from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.lazy_plugins import import_now
@@ -181,12 +182,15 @@ class Hooks:
             found.append(result)
         return found
 
-    def cli_commands(self) -> dict[str, tuple[CliHandler, str]]:
-        """Plugin subcommands: name -> (handler(argv, boot), summary)."""
-        found: dict[str, tuple[CliHandler, str]] = {}
+    def cli_commands(self) -> dict[str, CliCommand]:
+        """Plugin subcommands by name (the first plugin by name keeps a name)."""
+        found: dict[str, CliCommand] = {}
         for plugin, fn, _argnames in self._impls("agent_register_cli_commands"):
-            def register(name: str, handler: CliHandler, summary: str = "") -> None:
-                found.setdefault(name, (handler, summary))
+            def register(name: str, handler: CliHandler, summary: str = "",
+                         usage: Sequence[tuple[str, str] | str] = (), _plugin: str = plugin
+                         ) -> None:
+                found.setdefault(name, CliCommand(name, handler, summary,
+                                                  normalise_usage(usage), _plugin))
             try:
                 fn(register=register)
             except Exception as exc:

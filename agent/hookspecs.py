@@ -18,7 +18,7 @@ A plugin is a module (or object) with functions decorated by ``agent.hookimpl``:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -61,7 +61,8 @@ CliHandler = Callable[[list[str], "Boot"], int]
 class CliRegistrar(Protocol):
     """What ``agent_register_cli_commands`` receives as ``register``."""
 
-    def __call__(self, name: str, handler: CliHandler, summary: str = "") -> None: ...
+    def __call__(self, name: str, handler: CliHandler, summary: str = "",
+                 usage: Sequence[tuple[str, str] | str] = ()) -> None: ...
 
 
 #: A secret-path matcher: a path's lower-cased segments relative to the workspace in, why
@@ -393,17 +394,21 @@ def agent_register_commands(register: Callable[[SlashCommand], None],
 
 @hookspec
 def agent_register_cli_commands(register: CliRegistrar) -> None:
-    """Contribute shell subcommands: ``register(name, handler, summary)``.
+    """Contribute shell subcommands: ``register(name, handler, summary, usage=())``.
 
     ``agent NAME ARGS...`` calls ``handler(argv, boot)`` with the remaining arguments and the
     loaded :class:`agent.runtime.Boot` (config, hooks); it returns the exit code.  Core
-    subcommands (``plugins``) cannot be replaced.  Return value ignored.
+    subcommands (``plugins``) cannot be replaced.  ``agent --help`` lists every subcommand
+    from these registrations: each ``usage`` pair ``(arguments, what they do)`` is a line,
+    and without ``usage`` the ``summary`` is.  Return value ignored.
 
     Example::
 
         @hookimpl
         def agent_register_cli_commands(register):
-            register("trash", trash_command, "list and restore deleted files")
+            register("trash", trash_command, "list and restore deleted files",
+                     usage=[("[list]", "files deleted in this workspace"),
+                            ("restore ID", "put one back")])
     """
 
 

@@ -203,7 +203,8 @@ class LazyPlugin:
         elif name == "agent_register_cli_commands":
             register = kwargs["register"]
             for index, call in enumerate(calls):
-                register(call["name"], self._deferred(name, index, None), call["summary"])
+                register(call["name"], self._deferred(name, index, None), call["summary"],
+                         usage=[tuple(row) for row in call.get("usage", ())])
 
     def _deferred(self, hook_name: str, index: int, field: str | None) -> Callable[..., Any]:
         """A callable standing for what the ``index``-th registration passed (``field`` of
@@ -221,7 +222,8 @@ class LazyPlugin:
             raise RuntimeError(f"plugin {self._plugin_name} has no {hook_name}")
         made: list[Any] = []
         if hook_name == "agent_register_cli_commands":
-            def register_cli(name: str, handler: Any, summary: str = "") -> None:
+            def register_cli(name: str, handler: Any, summary: str = "", usage: Any = ()
+                             ) -> None:
                 made.append(handler)
 
             function(**_pick(function, {"register": register_cli}))

@@ -28,6 +28,8 @@ from typing import Any
 
 import pluggy
 
+from agent.cli_help import normalise_usage
+
 #: Bumped when the shape of an entry changes, so an old file is rebuilt, never misread.
 FORMAT = 3
 
@@ -272,11 +274,15 @@ def record(hook_name: str, function: Callable[..., Any]) -> list[Any]:
 
         _call(function, register=register_spec, config=NO_CONFIG)
     elif hook_name == "agent_register_cli_commands":
-        def register_cli(name: str, handler: Any, summary: str = "") -> None:
+        def register_cli(name: str, handler: Any, summary: str = "", usage: Any = ()) -> None:
             if not isinstance(name, str) or not isinstance(summary, str) \
                     or not callable(handler):
                 raise NotRecordable("unusual registration")
-            calls.append({"name": name, "summary": summary})
+            try:
+                rows = [list(row) for row in normalise_usage(usage)]
+            except ValueError:
+                raise NotRecordable("unusual usage lines") from None
+            calls.append({"name": name, "summary": summary, "usage": rows})
 
         _call(function, register=register_cli)
     else:

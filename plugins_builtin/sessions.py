@@ -160,8 +160,11 @@ def cmd_usage(argv: list[str], boot: Any) -> int:
 
 @hookimpl
 def agent_register_cli_commands(register):
-    register("sessions", cmd_sessions, "list saved sessions")
-    register("usage", cmd_usage, "tokens and cost from the usage ledger")
+    register("sessions", cmd_sessions, "list saved sessions", usage=[
+        ("[--all]", "saved sessions of this directory (resume with -c or -r ID)")])
+    register("usage", cmd_usage, "tokens and cost from the usage ledger", usage=[
+        ("[--by day|model|tool|subagent] [--since YYYY-MM-DD]",
+         "tokens and cost from the usage ledger")])
 
 
 # ---- slash commands -------------------------------------------------------------------------

@@ -72,4 +72,6 @@ def trash_cli(argv: list[str], boot: Any) -> int:
 
 @hookimpl
 def agent_register_cli_commands(register):
-    register("trash", trash_cli, "list and restore deleted files")
+    register("trash", trash_cli, "list and restore deleted files", usage=[
+        ("[list [--all]]", "files deleted in this workspace (--all: everywhere)"),
+        ("restore ID", "put a deleted file back")])

@@ -263,4 +263,7 @@ def agent_register_commands(register, config):
 def agent_register_cli_commands(register):
     from plugins_builtin.mcp_client.commands import cli_mcp
 
-    register("mcp", cli_mcp, "list, add and remove MCP servers")
+    register("mcp", cli_mcp, "list, add and remove MCP servers", usage=[
+        ("[list]", "MCP servers, connected to show their tools (docs/mcp.md)"),
+        ("add NAME -- CMD ARGS", "add a stdio server (or: add NAME URL [--header 'K: v'])"),
+        ("remove NAME", "remove a server")])

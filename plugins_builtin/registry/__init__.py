@@ -181,4 +181,8 @@ def registry_cli(argv: list[str], boot: Any) -> int:
 
 @hookimpl
 def agent_register_cli_commands(register):
-    register("registry", registry_cli, "browse and install registry skills and plugins")
+    register("registry", registry_cli, "browse and install registry skills and plugins",
+             usage=[("[list | search Q | show NAME]", "browse the registry"),
+                    ("install NAME | remove NAME | update [NAME]",
+                     "manage installed skills and plugins"),
+                    ("installed | verify", "what is installed, and whether it is intact")])
