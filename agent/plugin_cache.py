@@ -31,7 +31,7 @@ import pluggy
 from agent.cli_help import normalise_usage
 
 #: Bumped when the shape of an entry changes, so an old file is rebuilt, never misread.
-FORMAT = 3
+FORMAT = 4
 
 #: Registration hooks whose contributions are recorded (when the plugin's implementation
 #: does not read the config): replaying them needs no import.

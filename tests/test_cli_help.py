@@ -26,6 +26,9 @@ def test_help_lists_the_core_and_the_plugins_subcommands_with_their_usage(tmp_pa
     assert "  agent trash restore ID          put a deleted file back" in rows
     assert any(r.startswith("  agent mcp add NAME -- CMD ARGS  add a stdio server") for r in rows)
     assert "OPENAI_API_KEY" in shown.stdout.split("environment:")[1]
+    # Again, with the plugins now registered from their cached descriptions (not imported).
+    again = run_agent(["--help"], home=tmp_path / "home", cwd=tmp_path)
+    assert commands_section(again.stdout) == rows
 
 
 def test_a_disabled_plugins_subcommands_are_not_listed(tmp_path):
