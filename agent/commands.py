@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.ui.context import CommandContext
 
 
 def show(app: Any, text: str) -> str | None:
@@ -29,7 +32,7 @@ class SlashCommand:
 
     name: str
     summary: str
-    run: Callable[[Any, str], Awaitable[Any] | Any]
+    run: Callable[[CommandContext, str], Awaitable[Any] | Any]
     aliases: tuple[str, ...] = ()
     args: str = ""
     info: bool = False

@@ -13,9 +13,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.options import Option, OptionRegistry
+
+if TYPE_CHECKING:
+    from agent.permission_flags import FlagRules
+    from agent.plugins import PluginHost
+    from agent.sandbox import Sandbox
+    from agent.store_schema import StoreSchema
 
 
 class ConfigError(Exception):
@@ -210,22 +216,22 @@ class Config:
     flag_values: dict[str, Any] = field(default_factory=dict)
     workspace: Path = field(default_factory=Path.cwd)
     headless: bool = False
-    plugins: Any = None  # the PluginHost, for plugins registering stateful objects
+    plugins: PluginHost | None = None  # for plugins registering stateful objects
     notices: list[str] = field(default_factory=list)
     #: the enabled plugins' tables (``agent_store_schema``), collected by ``Hooks.configure``
-    store_schemas: list[Any] = field(default_factory=list)
+    store_schemas: list[StoreSchema] = field(default_factory=list)
     #: the workspace's ``.agent/config.toml`` as read (empty when there is none)
     project_config: dict[str, Any] = field(default_factory=dict)
     #: its ``[permission]`` table: a project may tighten permissions, never loosen them
     project_permission: dict[str, Any] = field(default_factory=dict)
     #: this run's ``--allow``/``--deny`` rules (an :class:`agent.permission_flags.FlagRules`)
-    permission_flags: Any = None
+    permission_flags: FlagRules | None = None
     #: ``--no-plugins``: only agent's own builtins (registry manifests stay out too)
     no_plugins: bool = False
     #: the saved session ``-c``/``-r`` resolved to, for the front end to resume
     resume_session_id: str | None = None
     #: the run's :class:`agent.sandbox.Sandbox`, built on first use by ``sandbox_for``
-    sandbox: Any = None
+    sandbox: Sandbox | None = None
     #: plugins' private run state, keyed by plugin name (no other plugin or the core reads it)
     extra: dict[str, Any] = field(default_factory=dict)
 

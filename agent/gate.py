@@ -14,13 +14,18 @@ import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent import permissions, sandbox
 from agent.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
 from agent.permission_flags import FlagRules
 from agent.tools import Effects, Tool, ToolCall
 from agent.verdict import Verdict
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from agent.hooks import Hooks
+    from agent.session import Session
 
 Answer = Literal["yes", "always", "no"]
 
@@ -120,7 +125,7 @@ class Grants:
         return permissions.grants_cover([p for name, p in self.items if name == tool], effects)
 
 
-def flag_rules(config: Any) -> FlagRules | None:
+def flag_rules(config: Config) -> FlagRules | None:
     """The run's flag rules (``config.permission_flags``, set by the CLI) with the
     ``permission_mode`` key; None when there are none."""
     flags = config.permission_flags
@@ -135,7 +140,7 @@ def flag_rules(config: Any) -> FlagRules | None:
 class Gate:
     """Decides every tool call of one session."""
 
-    def __init__(self, hooks: Any, config: Any, approver: Approver | None,
+    def __init__(self, hooks: Hooks, config: Config, approver: Approver | None,
                  *, yolo: bool = False) -> None:
         self.hooks = hooks
         self.config = config
@@ -160,7 +165,8 @@ class Gate:
         return float(value) if isinstance(value, (int, float)) and value > 0 else \
             DEFAULT_GUARD_TIMEOUT
 
-    def verdict(self, call: ToolCall, effects: Effects, session: Any) -> tuple[Verdict, str]:
+    def verdict(self, call: ToolCall, effects: Effects,
+                session: Session | None) -> tuple[Verdict, str]:
         """Guards and rules without asking anyone: the verdict and who gave it.
 
         For callers without an event loop (``agent policy explain``); :meth:`decide` awaits
@@ -170,7 +176,7 @@ class Gate:
         return self._combine(call, effects, guards)
 
     async def _verdict(self, call: ToolCall, effects: Effects,
-                       session: Any) -> tuple[Verdict, str]:
+                       session: Session | None) -> tuple[Verdict, str]:
         guards = await self.hooks.guard_async(call, effects, session,
                                               timeout=self.guard_timeout)
         return self._combine(call, effects, guards)
@@ -194,7 +200,7 @@ class Gate:
         return rule, "rule"
 
     async def decide(self, call: ToolCall, tool: Tool, effects: Effects,
-                     session: Any) -> GateDecision:
+                     session: Session | None) -> GateDecision:
         verdict, by = await self._verdict(call, effects, session)
         notices = self.hooks.guards.take_new_problems()
         if verdict.decision == "deny":

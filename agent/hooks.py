@@ -255,7 +255,7 @@ class Hooks:
                             session=session):
             pass
 
-    def guard(self, call: ToolCall, effects: Effects, session: Session, *,
+    def guard(self, call: ToolCall, effects: Effects, session: Session | None, *,
               timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
         """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`)."""
         import_now(self.pm, "agent_guard_tool_call")
@@ -263,7 +263,7 @@ class Hooks:
                                     {"call": call, "effects": effects, "session": session},
                                     timeout)
 
-    async def guard_async(self, call: ToolCall, effects: Effects, session: Session, *,
+    async def guard_async(self, call: ToolCall, effects: Effects, session: Session | None, *,
                           timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
         """Every guard's verdict, each guard on its own thread, awaited for at most
         ``timeout`` seconds.  A guard that raises, hangs or answers anything but None or a

@@ -268,14 +268,15 @@ def agent_before_tool_call(call: ToolCall, effects: Effects, session: Session) -
 
 @hookspec
 def agent_guard_tool_call(call: ToolCall, effects: Effects,
-                          session: Session) -> Verdict | None:
+                          session: Session | None) -> Verdict | None:
     """Decide on a tool call before it runs: return a :class:`agent.verdict.Verdict` or None.
 
     ``call`` is the :class:`agent.tools.ToolCall`; ``effects`` what it would touch
-    (:class:`agent.tools.Effects`).  Guards look at effects, not tool names, so they cover tools
-    they have never heard of.  Any ``deny`` wins over everything, including ``--yolo`` and user
-    approval; ``ask`` forces a prompt.  The reason of a denial is given to the model, so say
-    what to do instead.
+    (:class:`agent.tools.Effects`); ``session`` is None when the call is judged outside a
+    session (``agent policy explain``).  Guards look at effects, not tool names, so they cover
+    tools they have never heard of.  Any ``deny`` wins over everything, including ``--yolo``
+    and user approval; ``ask`` forces a prompt.  The reason of a denial is given to the
+    model, so say what to do instead.
 
     The contract fails closed: a guard that raises, answers anything but None or a valid
     ``Verdict`` (the string ``"deny"``, a dict, a Verdict with an unknown decision), or takes

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from agent.config import Config
     from agent.hooks import Hooks
     from agent.providers import Provider
+    from agent.ui.context import CommandContext
 
 log = logging.getLogger("agent.session")
 
@@ -101,7 +102,7 @@ class Runtime:
     #: its registration: key variable, default model, SDK modules to warm
     provider_spec: ProviderSpec | None = None
     #: the full-screen UI's context for tools and plugins (None headless)
-    ui: Any = None
+    ui: CommandContext | None = None
 
     @property
     def workspace(self) -> Path:

@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.config import Config
+    from agent.session import Session
 
 from agent.messages import ImagePart
 
@@ -167,8 +171,8 @@ class ToolContext:
     workspace: Path
     state_dir: Path
     call: ToolCall
-    config: Any
-    session: Any = None
+    config: Config
+    session: Session | None = None
     emit_output: Callable[[str], None] = lambda chunk: None
 
     def resolve(self, path: str) -> Path:

@@ -18,6 +18,7 @@ from agent.options import OptionRegistry
 from agent.tools import Tool, ToolCall, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from agent.events import Event
     from agent.session import Session
 
 
@@ -47,7 +48,7 @@ def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = N
 
 
 def tool_context(config: Config, tool_name: str, args: dict[str, Any] | None = None, *,
-                 session: Any = None, call_id: str = "call_test",
+                 session: Session | None = None, call_id: str = "call_test",
                  output: list[str] | None = None) -> ToolContext:
     """A :class:`ToolContext` like the session builds for one call."""
     call = ToolCall(call_id, tool_name, dict(args or {}))
@@ -56,7 +57,8 @@ def tool_context(config: Config, tool_name: str, args: dict[str, Any] | None = N
                        config=config, session=session, emit_output=sink.append)
 
 
-async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *, session: Any = None,
+async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *,
+                   session: Session | None = None,
                    output: list[str] | None = None) -> ToolResult:
     """Validate ``args`` and run ``tool`` as the session would (errors become results)."""
     from agent.saved_results import keep_large
@@ -78,7 +80,8 @@ async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *, session:
 
 async def gate_decision(config: Config, hooks: Hooks, tool: Tool, args: dict[str, Any], *,
                         approver: Approver | None = None, yolo: bool = False,
-                        origin: str = "model", session: Any = None) -> GateDecision:
+                        origin: str = "model", session: Session | None = None
+                        ) -> GateDecision:
     """What the gate decides for one call of ``tool`` (guards, rules, yolo, approver)."""
     gate = Gate(hooks, config, approver, yolo=yolo)
     call = ToolCall("call_test", tool.name, dict(args), origin=origin)
@@ -111,6 +114,6 @@ def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", mode
     return Session(runtime, **session_kwargs)
 
 
-async def collect(session: Any, prompt: str) -> list[Any]:
+async def collect(session: Session, prompt: str) -> list[Event]:
     """Run one turn and return every event."""
     return [event async for event in session.run(prompt)]
