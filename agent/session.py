@@ -158,8 +158,10 @@ class Session:
         self._interrupted: set[str] = set()
         self._notes: dict[str, str] = {}  # call id -> note from an edited approval
         self._notices: list[str] = []  # from notify(), not shown yet
-        #: after-turn work still running (agent_after_turn), task -> plugin
-        self._after_turn: dict[asyncio.Task[None], str] = {}
+        #: after-turn work still running (agent_after_turn), task -> plugin; a subagent's
+        #: goes into its parent's, so waiting for the main session covers every subagent
+        self._after_turn: dict[asyncio.Task[None], str] = (
+            parent._after_turn if parent is not None else {})
         self._noticed: asyncio.Event | None = None
         #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
         self.recorder = recorder

@@ -216,3 +216,27 @@ def test_headless_waits_for_the_formatter_before_exiting(gated, tmp_path, fake_p
     assert out == "written\n"
     assert (gated / "a.py").read_text() == "x=1\n"
     assert (gated / ".formatted").read_text() == f"{gated} format . go\n"
+
+
+async def test_a_subagents_after_turn_work_is_waited_for_by_the_main_session(tmp_path):
+    release = asyncio.Event()
+
+    class Notes:
+        @hookimpl
+        def agent_after_turn(self, session, done):
+            async def work():
+                await release.wait()
+                (tmp_path / f"{session.origin}.done").write_text(done.reason)
+            return work() if session.origin == "worker" else None
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", extra=[("notes", Notes())])
+    runtime = Runtime(config, hooks, hooks.tools(config), Scripted(ws, DONE), approver=yes)
+    main = Session(runtime)
+    worker = Session(runtime, parent=main, origin="worker")
+    [event async for event in worker.run("sub task")]
+    assert main.after_turn_pending == ["notes"]
+    release.set()
+    assert await main.wait_after_turn() == []
+    assert (tmp_path / "worker.done").read_text() == "end"
