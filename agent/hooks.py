@@ -23,7 +23,13 @@ from agent.lazy_plugins import import_now
 from agent.options import OptionRegistry
 from agent.panels import LiveState, Panel, StatusInfo
 from agent.prompt import Fragment
-from agent.providers import BudgetExceeded, ProviderRequest, ProviderSettings, ProviderSpec
+from agent.providers import (
+    BudgetExceeded,
+    ProviderRequest,
+    ProviderSettings,
+    ProviderSpec,
+    Usage,
+)
 from agent.store_schema import StoreSchema
 from agent.tools import Effects, Tool, ToolCall, ToolResult
 from agent.verdict import Verdict
@@ -243,6 +249,30 @@ class Hooks:
             if result is not None:
                 request = result
         return request
+
+    def request_done(self, session: Session, model: str, usage: Usage | None, *,
+                     nested: bool = False) -> None:
+        """Book a finished (or, with ``usage`` None, abandoned) model request of ``session``
+        in every ledger (errors isolated)."""
+        for _ in self._each("agent_request_done", session=session, model=model, usage=usage,
+                            nested=nested):
+            pass
+
+    def price_usage(self, model: str, usage: Usage) -> float | None:
+        """The first plugin's price of ``usage`` with ``model`` in US dollars, or None when
+        no plugin can price it."""
+        for _plugin, result in self._each("agent_price_usage", model=model, usage=usage):
+            if isinstance(result, (int, float)) and not isinstance(result, bool):
+                return float(result)
+        return None
+
+    def session_spent(self, session: Session) -> tuple[float, bool] | None:
+        """``(usd, unpriced)`` this run from the first plugin keeping a ledger, or None."""
+        for _plugin, result in self._each("agent_session_spent", session=session):
+            if result is not None:
+                usd, unpriced = result
+                return float(usd), bool(unpriced)
+        return None
 
     def session_start(self, session: Session) -> None:
         """Let plugins set up a new session (errors isolated)."""

@@ -35,7 +35,13 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.panels import LiveState, Panel, StatusInfo
     from agent.plugins import PluginStatus
     from agent.prompt import Fragment
-    from agent.providers import Provider, ProviderRequest, ProviderSettings, ProviderSpec
+    from agent.providers import (
+        Provider,
+        ProviderRequest,
+        ProviderSettings,
+        ProviderSpec,
+        Usage,
+    )
     from agent.runtime import Boot
     from agent.session import Session
     from agent.store_schema import StoreSchema
@@ -215,13 +221,73 @@ def agent_prepare_request(
     A plugin that makes its own model call while preparing (a summary) should pass that
     request through ``session.hooks.prepare_request`` first, with ``metadata["nested"] =
     True``, so the spending cap checks it on top of the request being prepared, and book
-    its usage with ``agent.spend.record(session, model, usage, nested=True)``.
+    its usage with ``session.hooks.request_done(session, model, usage, nested=True)`` (see
+    :func:`agent_request_done`).
 
     Example::
 
         @hookimpl
         def agent_prepare_request(request, session):
             request.metadata["user"] = "ci"
+    """
+
+
+@hookspec
+def agent_request_done(
+        session: Session, model: str, usage: Usage | None, nested: bool,
+) -> None:
+    """Book a model request made for ``session`` once it is over (spending ledgers).
+
+    The session calls this after each step it streamed to the end, with the model that
+    answered (a fallback endpoint may answer with another one) and the step's
+    :class:`agent.providers.Usage`.  A plugin that makes its own model call for a session
+    calls it too, through ``session.hooks.request_done(session, model, usage, nested=...)``:
+    ``nested`` is True for a call made while a request is being prepared (a compaction
+    summary, see :func:`agent_prepare_request`).  ``usage`` is None when the request ended
+    without an answer (it failed, or the session that made it was cancelled): nothing is
+    booked, and what a plugin held for it in ``agent_prepare_request`` is released.  The
+    builtin cost plugin keeps its ledger and spending caps here.  Return value ignored; an
+    exception is logged, never fatal.
+
+    Example::
+
+        @hookimpl
+        def agent_request_done(session, model, usage, nested):
+            if usage is not None:
+                _tokens[model] = _tokens.get(model, 0) + usage.output_tokens
+    """
+
+
+@hookspec(firstresult=True)
+def agent_price_usage(model: str, usage: Usage) -> float | None:
+    """What ``usage`` (an :class:`agent.providers.Usage`) of ``model`` cost in US dollars.
+
+    Return a float, or None to leave it to another plugin; no answer at all means
+    "unpriced".  The core prices each turn with it (the ``done`` event's ``cost_usd``), and
+    the usage ledger prices each request; the builtin cost plugin answers from its price table.
+
+    Example::
+
+        @hookimpl
+        def agent_price_usage(model, usage):
+            if model.startswith("house-"):
+                return usage.output_tokens * 2e-6
+    """
+
+
+@hookspec(firstresult=True)
+def agent_session_spent(session: Session) -> tuple[float, bool] | None:
+    """What ``session`` (with its subagents) has spent this run, for the status bar.
+
+    Return ``(usd, unpriced)``: the US dollars booked so far, and whether some of its
+    requests (or the session's current model) have no price, so the figure may be short.
+    None when no plugin keeps a ledger (the status bar then shows no cost).
+
+    Example::
+
+        @hookimpl
+        def agent_session_spent(session):
+            return _spent.get(session.id, 0.0), False
     """
 
 

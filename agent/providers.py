@@ -191,7 +191,7 @@ class Provider(Protocol):
     # Optional: ``max_output_tokens(request) -> int | None``, the most output tokens (thinking
     # included) the endpoint will be allowed to produce for ``request``, when the provider
     # sends more than ``request.max_tokens`` (a thinking budget) or less.  Spending caps use
-    # it to bound a request's cost (:func:`agent.spend.output_bound`).
+    # it to bound a request's worst-case cost.
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Send ``request`` and yield events; the last one is :class:`StepFinished`.

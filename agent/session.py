@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
-from agent import pricing, spend
 from agent.gate import Approver, Gate
 from agent.messages import (
     INVALID_JSON,
@@ -120,13 +119,21 @@ class TurnUsage:
         self.usage.add(usage)
         self.by_model.setdefault(model, Usage()).add(usage)
 
-    def cost(self, default_model: str) -> float | None:
-        """The turn's cost, each step priced at the model that answered it (None when one of
-        them has no price)."""
+    def cost(self, default_model: str,
+             price: Callable[[str, Usage], float | None]) -> float | None:
+        """The turn's cost, each step priced by ``price`` (the plugins' ``agent_price_usage``)
+        at the model that answered it (None when one of them has no price)."""
         if not self.by_model:
-            return pricing.cost(default_model, self.usage)
-        costs = [pricing.cost(model, usage) for model, usage in self.by_model.items()]
+            return price(default_model, self.usage)
+        costs = [price(model, usage) for model, usage in self.by_model.items()]
         return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def root_session(session: Any) -> Any:
+    """The main session ``session`` belongs to (itself unless it is a subagent)."""
+    while getattr(session, "parent", None) is not None:
+        session = session.parent
+    return session
 
 
 class Session:
@@ -366,7 +373,7 @@ class Session:
                 answered = finished.model or request.model or self.model
                 turn.add(answered, finished.usage)
                 self.usage.add(finished.usage)
-                spend.record(self, answered, finished.usage)
+                self.hooks.request_done(self, answered, finished.usage)
                 if self.recorder is not None:
                     self.recorder.step_finished(self, finished.usage, model=answered)
                 calls = finished.message.tool_calls
@@ -557,7 +564,8 @@ class Session:
 
     def _done(self, reason: str, turn: TurnUsage) -> ev.DoneEvent:
         done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
-                            turn.usage.cached_tokens, turn.cost(self.model), turn.steps)
+                            turn.usage.cached_tokens, turn.cost(self.model, self.hooks.price_usage),
+                            turn.steps)
         self._emit_coarse(done)
         self._start_after_turn(done)
         return done

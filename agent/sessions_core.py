@@ -19,11 +19,11 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import pricing
 from agent.messages import Message, ToolResultPart
 from agent.providers import Usage
 from agent.store import DB_NAME, SessionRecord, Store, StoreConflict, StoreError, UsageEntry
@@ -191,8 +191,12 @@ class SessionRecorder:
     """
 
     def __init__(self, store: Store, *, cwd: str, provider: str = "", agent: str = "",
-                 cause: str = "main") -> None:
+                 cause: str = "main",
+                 price: Callable[[str, Usage], float | None] | None = None) -> None:
         self.store = store
+        #: prices a request for its ledger row (the plugins' ``agent_price_usage``); None
+        #: leaves every row unpriced
+        self.price = price
         self.cwd = cwd
         self.provider = provider
         self.agent = agent
@@ -294,13 +298,14 @@ class SessionRecorder:
 
     def record_usage(self, usage: Usage, *, model: str, cause: str | None = None,
                      session_id: str | None = None, turn: int | None = None) -> None:
-        """Add a ledger row for one model request (cost from :mod:`agent.pricing`)."""
+        """Add a ledger row for one model request (priced by :attr:`price`)."""
         entry = UsageEntry(
             session_id=session_id or self._saved.session_id, model=model,
             provider=self.provider, input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens, cached_tokens=usage.cached_tokens,
             reasoning_tokens=usage.reasoning_tokens,
-            cache_write_tokens=usage.cache_write_tokens, cost_usd=pricing.cost(model, usage),
+            cache_write_tokens=usage.cache_write_tokens,
+            cost_usd=self.price(model, usage) if self.price else None,
             turn=self.turn if turn is None else turn, cause=cause or self.cause)
         self._guard(self.store.record_usage, entry)
 
@@ -527,7 +532,8 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
         record = find_session(store, cwd, continue_=continue_, resume=resume)
     recorder = SessionRecorder(store, cwd=cwd,
                                provider=provider or str(config.get("provider") or ""),
-                               agent=str(config.get("agent") or ""))
+                               agent=str(config.get("agent") or ""),
+                               price=runtime.hooks.price_usage)
     session = Session(runtime, recorder=recorder)
     if record is not None:
         load_into(session, record)

@@ -18,7 +18,8 @@ import asyncio
 import weakref
 from typing import Any
 
-from agent import NO_EFFECTS, Description, Tool, ToolError, hookimpl, spend
+from agent import NO_EFFECTS, Description, Tool, ToolError, hookimpl
+from agent.session import root_session
 
 DISMISSED = "The user dismissed this; use your best judgement."
 NO_CHANNEL = ("Nobody can answer questions in this session; decide yourself and say what you "
@@ -78,7 +79,7 @@ _locks: weakref.WeakKeyDictionary[Any, tuple[Any, asyncio.Lock]] = weakref.WeakK
 
 def _lock(session: Any) -> asyncio.Lock:
     """One question at a time per main session (and event loop)."""
-    root = spend.root_of(session)
+    root = root_session(session)
     loop = asyncio.get_running_loop()
     found = _locks.get(root)
     if found is None or found[0] is not loop:

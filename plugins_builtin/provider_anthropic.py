@@ -467,7 +467,7 @@ class AnthropicProvider:
 
     def max_output_tokens(self, request: ProviderRequest) -> int:
         """The most output tokens (thinking included) this request may produce: what the
-        spending cap must assume (see :func:`agent.spend.output_bound`)."""
+        spending cap must assume (see :func:`plugins_builtin.budget.spend.output_bound`)."""
         return self.output_allowance(request)[0]
 
     def params(self, request: ProviderRequest) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from agent import Option, SlashCommand, StatusInfo, hookimpl, spend
+from agent import Option, SlashCommand, StatusInfo, hookimpl
 from agent.commands import show
 from agent.messages import (
     IMAGE_TOKENS,
@@ -515,11 +515,12 @@ async def model_summary(session: Any, previous: str | None, text: str,
                 final = item.message.text
                 finished = True
                 answered = getattr(item, "model", "") or request.model
-                spend.record(session, answered, item.usage, nested=True)
+                if hooks is not None:  # the spend ledger books it on top of the request
+                    hooks.request_done(session, answered, item.usage, nested=True)
                 record_usage(session, item.usage, cause, answered)
     finally:
-        if not finished:
-            spend.release(session, nested=True)
+        if not finished and hooks is not None:
+            hooks.request_done(session, request.model, None, nested=True)
     summary = ("".join(chunks) or final).strip()
     if not summary:
         raise ProviderError("the model returned an empty summary")

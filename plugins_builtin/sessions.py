@@ -15,7 +15,7 @@ from typing import Any
 
 from agent import SlashCommand, hookimpl
 from agent.commands import show
-from agent.pricing import format_usd
+from agent.money import format_usd
 from agent.sessions_core import clear, open_store, resume, session_line, short_id, title_of
 from agent.store import Store, StoreError
 

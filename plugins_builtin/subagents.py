@@ -19,8 +19,9 @@ of the parent conversation), a kind-specific system prompt, a small tool set and
 Progress, for front ends: short lines through the call's live output, and a structured
 record per subagent in ``parent.data["subagents"]`` (see :func:`new_record`), updated as the
 subagent works and emptied of finished entries when the parent's next turn starts.  Tokens
-and cost land in the parent's spend ledger (:mod:`agent.spend`) as the subagent's steps
-finish: ``session.data["subagent_usage"]`` holds the subagents' totals.
+and cost land in the parent's spend ledger (the ``budget`` plugin, through
+``agent_request_done``) as the subagent's steps finish: ``session.data["subagent_usage"]``
+holds the subagents' totals.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ from agent import (
     ToolError,
     ToolResult,
     hookimpl,
-    spend,
 )
 from agent import events as ev
 from agent.gate import Gate, GateDecision
+from agent.session import root_session
 
 KINDS = ("explore", "review", "worker")
 READ_TOOLS = ("read_file", "read_many_files", "glob", "grep", "list_dir", "git_status",
@@ -312,7 +313,7 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
     record = new_record(ctx.call.id, kind, description, child.model)
     parent.data.setdefault(DATA_KEY, []).append(record)
     progress = Progress(record, child, ctx.emit_output)
-    slots = _semaphore(spend.root_of(parent), int(parent.config.get("subagent_concurrency") or 3))
+    slots = _semaphore(root_session(parent), int(parent.config.get("subagent_concurrency") or 3))
     progress.line(description + (" (queued)" if slots.locked() else ""))
     try:
         async with slots:
@@ -328,7 +329,8 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
         raise
     finally:
         record["ended"] = time.time()
-        spend.release(child)
+        # whatever the child still had in flight will not finish: release what was held for it
+        child.hooks.request_done(child, child.model, None)
     findings = _findings(child)
     steps = record["steps"]
     if progress.reason in ("error", "budget"):

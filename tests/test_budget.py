@@ -9,9 +9,9 @@ from clirun import run_agent
 from fakeprovider import Reply
 
 from agent import events as ev
-from agent import spend
 from agent.providers import ProviderRequest
 from agent.testing import collect, make_boot, make_session
+from plugins_builtin.budget import spend
 
 BUILTINS = ["openai", "files", "time", "agents", "subagents", "budget"]
 
@@ -167,8 +167,8 @@ async def test_openai_requests_carry_the_output_cap_the_budget_assumes(tmp_path,
                                                                         api, key):
     from fakeprovider import Reply
 
-    from agent.spend import output_bound
     from agent.testing import collect, make_boot, make_session
+    from plugins_builtin.budget.spend import output_bound
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -10,11 +10,11 @@ from clirun import run_agent
 from fakeprovider import FakeProvider, Reply
 
 from agent import events as ev
-from agent import pricing, spend
 from agent.messages import Message
 from agent.providers import ProviderRequest, ProviderSettings, Usage
 from agent.testing import collect, make_boot, make_session
 from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin.budget import pricing, spend
 from plugins_builtin.fallback import Endpoint, EndpointChain, FallbackProvider
 
 CLAUDE = "claude-sonnet-4-6"
@@ -46,7 +46,7 @@ def session_for(tmp_path, primary, backup, *, provider="openai", model="gpt-5",
                          "api_key_env": KEY_ENV}
     file_data = {"fallback": [entry], "fallback_cooldown": 300.0, **options}
     config, hooks = make_boot(ws, tmp_path / "home", file_data=file_data,
-                              builtins=["openai", "anthropic", "fallback", "time"])
+                              builtins=["openai", "anthropic", "fallback", "time", "budget"])
     base_url = primary.openai_url if provider == "openai" else primary.base_url
     return make_session(config, hooks, provider=provider, model=model, base_url=base_url)
 

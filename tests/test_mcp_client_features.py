@@ -177,7 +177,7 @@ async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_pat
                                                                          fake_provider):
     from agent.testing import collect, make_session
 
-    config, hooks = boot(tmp_path, builtins=("mcp", "openai"))
+    config, hooks = boot(tmp_path, builtins=("mcp", "openai", "budget"))
     try:
         hooks.tools(config)
         state(config).manager.wait(60)
@@ -202,7 +202,7 @@ async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_pat
         reasons = [a.reason for a in asked]
         assert any("the MCP server feat asks the model" in r and "tea, milk" in r
                    for r in reasons)
-        from agent import spend
+        from plugins_builtin.budget import spend
 
         # Booked like the session's own steps: three requests, the sampling one included.
         assert spend.ledger(session).own.requests == 3 and len(fake_provider.requests) == 3

@@ -8,8 +8,8 @@ import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
-from agent.pricing import PRICES, Price, cost, format_usd, normalise, price_for
 from agent.providers import Usage
+from plugins_builtin.budget.pricing import PRICES, Price, cost, format_usd, normalise, price_for
 
 
 def test_longest_prefix_wins():

@@ -15,12 +15,12 @@ from clirun import run_agent
 from fakeprovider import Reply
 
 from agent import events as ev
-from agent import spend
 from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from agent.session import Runtime
 from agent.store import SessionRecord, Store
 from agent.testing import collect, make_boot, make_session
 from plugins_builtin import prune
+from plugins_builtin.budget import spend
 
 THRESHOLD = 4_000  # estimated tokens: a few hundred messages are far past it
 

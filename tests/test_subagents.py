@@ -6,10 +6,11 @@ import json
 
 from fakeprovider import Reply
 
-from agent import Verdict, hookimpl, spend
+from agent import Verdict, hookimpl
 from agent import events as ev
-from agent.pricing import format_usd
 from agent.testing import collect, make_boot, make_session
+from plugins_builtin.budget import spend
+from plugins_builtin.budget.pricing import format_usd
 
 BUILTINS = ["openai", "files", "bash", "git", "agents", "subagents", "budget"]
 READ_SET = {"read_file", "read_many_files", "glob", "grep", "list_dir", "git_status",

@@ -300,12 +300,11 @@ class App:
         session; not priced while nothing could be priced."""
         if self.session is None:
             return None, True
-        from agent import pricing, spend
-
-        book = spend.ledger(self.session)
-        usd = (self.earlier_cost or 0.0) + book.spent_usd
-        unpriced = bool(book.unpriced) or self.earlier_unpriced or \
-            pricing.price_for(str(self.session.model or "")) is None
+        spent = self.session.hooks.session_spent(self.session)
+        if spent is None:  # no plugin keeps a ledger (the cost plugin is disabled)
+            return None, True
+        usd = (self.earlier_cost or 0.0) + spent[0]
+        unpriced = spent[1] or self.earlier_unpriced
         return usd, not (unpriced and not usd)
 
     def update_status(self, **extra: Any) -> None:

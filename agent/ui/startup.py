@@ -66,9 +66,8 @@ def attach(app: App, runtime: Any) -> None:
 
             app.set_live(UNSAVED_PANEL, ("error", f"NOT SAVED: {read_only}"))
         if app.session.usage.input_tokens:  # a resumed session: what it has cost so far
-            from agent import pricing
-
-            app.earlier_cost = pricing.cost(app.session.model, app.session.usage)
+            app.earlier_cost = app.session.hooks.price_usage(app.session.model,
+                                                             app.session.usage)
             app.earlier_unpriced = app.earlier_cost is None
     else:
         app.session.runtime = runtime

@@ -131,7 +131,7 @@ class EndpointChain:
 
     def max_output_tokens(self, request: ProviderRequest) -> int:
         """The most output tokens any endpoint may produce for ``request``: any of them may
-        end up answering it (see :func:`agent.spend.output_bound`)."""
+        end up answering it (see :func:`plugins_builtin.budget.spend.output_bound`)."""
         bounds = []
         for endpoint in self.endpoints:
             ask = getattr(endpoint.provider, "max_output_tokens", None)

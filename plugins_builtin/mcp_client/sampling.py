@@ -28,7 +28,7 @@ async def sample(session: Any, server: str, params: Any) -> Any:
     """Answer one sampling request on ``session``'s loop; returns the SDK result or error."""
     from mcp_types import CreateMessageResult, ErrorData, TextContent
 
-    from agent import Effects, Tool, ToolCall, spend
+    from agent import Effects, Tool, ToolCall
     from agent.gate import Approval, ApprovalRequest
     from agent.messages import Message, TextPart
     from agent.providers import (
@@ -94,7 +94,7 @@ async def sample(session: Any, server: str, params: Any) -> Any:
             elif isinstance(item, StepFinished):
                 final = item.message.text
                 model = item.model or session.model
-                spend.record(session, model, item.usage)
+                session.hooks.request_done(session, model, item.usage)
                 recorder = getattr(session, "recorder", None)
                 if recorder is not None and hasattr(recorder, "record_usage"):
                     recorder.record_usage(item.usage, model=model, cause="mcp:sampling")

@@ -8,8 +8,11 @@ import asyncio
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from agent import spend
+from agent import hookimpl
+from agent.runtime import Boot
 from agent.testing import make_boot
+from agent.ui.app import App
+from plugins_builtin.budget import spend
 
 
 def tool_message(request) -> str:
@@ -197,6 +200,47 @@ async def test_unpriced_model_says_so(tmp_path, fake_provider):
     assert rows.splitlines()[-1].rstrip().endswith("% ctx  unpriced")
     await type_text(app, "/cost", enter=True)
     assert "session: 10 in / 5 out tokens, 1 requests - unpriced  (m is unpriced)" in screen(app)
+
+
+class HouseLedger:
+    """A third-party spending ledger standing in for the budget plugin."""
+
+    def __init__(self) -> None:
+        self.output_tokens = 0
+
+    @hookimpl
+    def agent_request_done(self, session, model, usage, nested):
+        if usage is not None:
+            self.output_tokens += usage.output_tokens
+
+    @hookimpl
+    def agent_session_spent(self, session):
+        return self.output_tokens * 0.01, False
+
+
+async def test_the_status_bar_shows_the_cost_plugin_s_ledger_and_nothing_without_one(
+        tmp_path, fake_provider):
+    fake_provider.script(Reply.text("hi", usage={"input_tokens": 10, "output_tokens": 42}),
+                         Reply.text("again", usage={"input_tokens": 10, "output_tokens": 42}))
+    house = HouseLedger()
+    shown = []
+    for name, extra in (("house", [("house", house)]), ("none", [])):
+        ws, home = tmp_path / name / "ws", tmp_path / name / "home"
+        ws.mkdir(parents=True)
+        home.mkdir()
+        config, hooks = make_boot(ws, home, builtins=["openai", "commands"], extra=extra,
+                                  flags={"max_retries": 0, "provider": "openai", "model": "m",
+                                         "base_url": fake_provider.openai_url})
+        config.env_values["api_key"] = "x"
+        app = App(Boot(config, config.plugins, hooks, None))
+        app.size = (100, 30)
+        app.start()
+        await type_text(app, "hello", enter=True)
+        await wait_for(app, "hi" if name == "house" else "again")
+        shown.append((await idle(app)).splitlines()[-1].rstrip())
+    assert house.output_tokens == 42
+    assert shown[0].endswith("% ctx  $0.42")
+    assert shown[1].endswith("% ctx")  # no ledger, no figure (not "unpriced", not "$0.00")
 
 
 def test_exactly_one_cost_command_with_every_plugin(tmp_path):

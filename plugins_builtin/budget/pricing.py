@@ -27,6 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agent.money import format_usd
+
+__all__ = ["PRICES", "PRICES_DATE", "Price", "cost", "format_usd", "normalise", "price_for"]
+
 PRICES_DATE = "2026-11-30"
 
 
@@ -123,14 +127,3 @@ def cost(model: str | None, usage: Any) -> float | None:
     total = (uncached * price.input + cached * price.cached_input + written * write_price
              + out * price.output)
     return total / 1_000_000
-
-
-def format_usd(amount: float | None) -> str:
-    """``$0.00`` for zero, four decimals below one cent, else two; ``unpriced`` for None."""
-    if amount is None:
-        return "unpriced"
-    if amount == 0:
-        return "$0.00"
-    if abs(amount) < 0.01:
-        return f"${amount:.4f}"
-    return f"${amount:.2f}"

@@ -1,9 +1,10 @@
 """What a session has spent: its own model requests and its subagents', priced as they finish.
 
-The session records every finished step here (:func:`record`), priced with
-:mod:`agent.pricing` at the model the request actually used.  A subagent's steps land in its
-root session's ledger under ``subagents`` (and in the root's token totals), so ``/cost`` can
-split the two and a spending cap sees everything live, parallel subagents included.
+Every finished model request reaches :func:`record` (through the ``agent_request_done``
+hook), priced with :mod:`.pricing` at the model the request actually used.  A subagent's
+steps land in its root session's ledger under ``subagents`` (and in the root's token
+totals), so ``/cost`` can split the two and a spending cap sees everything live, parallel
+subagents included.
 
 The ledger lives in ``root.data["spend"]`` and belongs to one session id: after ``/clear`` or
 ``/resume`` (a new id) it starts again from zero.  It counts what *this run* spent; what
@@ -22,8 +23,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agent import pricing
 from agent.providers import ProviderRequest, Usage
+from agent.session import root_session
+
+from . import pricing
 
 #: Characters per input token when estimating a request.  Real tokenisers average about 4
 #: for English prose and 3-3.5 for code and JSON; 3 errs on the expensive side.
@@ -86,11 +89,8 @@ class Ledger:
         return self.own.unpriced | self.subagents.unpriced
 
 
-def root_of(session: Any) -> Any:
-    """The main session ``session`` belongs to (itself unless it is a subagent)."""
-    while getattr(session, "parent", None) is not None:
-        session = session.parent
-    return session
+#: The main session ``session`` belongs to (itself unless it is a subagent).
+root_of = root_session
 
 
 def ledger(session: Any) -> Ledger:

@@ -1,8 +1,13 @@
 """Spending caps (max_spend_usd, subagent_max_spend_usd) checked before every request, and /cost.
 
+This package is the whole cost feature: :mod:`.pricing` (the price table), :mod:`.spend` (what
+a session has spent, booked through ``agent_request_done``) and, here, the hooks.  The plugin
+is named ``budget`` (``plugins.disabled = ["budget"]``, ``--disable budget``); without it
+nothing is priced (``cost_usd`` is absent), no cap is checked and ``/cost`` is gone.
+
 Before each model request of the session or of one of its subagents, the request's worst
 case is priced (every output token ``max_tokens`` allows, plus its input estimated
-generously, at the uncached input price; see :func:`agent.spend.worst_case_usd`) and added to
+generously, at the uncached input price; see :func:`.spend.worst_case_usd`) and added to
 what was already spent and what requests in flight may still cost.  If that total would
 cross the cap, the request is not sent: the turn ends with an ``error`` event of kind
 ``budget`` and ``done`` with reason ``budget`` (headless exit code 4).  So the spending this
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import ConfigError, Option, SlashCommand, hookimpl, spend
-from agent.pricing import format_usd
+from agent import ConfigError, Option, SlashCommand, hookimpl
 from agent.providers import BudgetExceeded
+
+from . import pricing, spend
+from .pricing import format_usd
 
 WARN_SHARE = 0.8
 
@@ -145,6 +152,26 @@ def agent_prepare_request(request, session):
     if notice:
         request.metadata.setdefault("notices", []).append(notice)
     return None
+
+
+@hookimpl
+def agent_request_done(session, model, usage, nested):
+    if usage is None:
+        spend.release(session, nested=bool(nested))
+    else:
+        spend.record(session, model, usage, nested=bool(nested))
+
+
+@hookimpl
+def agent_price_usage(model, usage):
+    return pricing.cost(model, usage)
+
+
+@hookimpl
+def agent_session_spent(session):
+    book = spend.ledger(session)
+    unpriced = bool(book.unpriced) or pricing.price_for(str(session.model or "")) is None
+    return book.spent_usd, unpriced
 
 
 @hookimpl
