@@ -73,12 +73,13 @@ __all__ = [
 _LAZY = {"Session": "agent.session", "CommandContext": "agent.ui.context"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelled import is an error there
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'agent' has no attribute {name!r}")
+        import importlib
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value

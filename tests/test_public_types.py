@@ -35,3 +35,25 @@ def test_the_exported_types_are_in_all():
     import agent
 
     assert {"Session", "Config", "CommandContext"} <= set(agent.__all__)
+
+
+def test_a_plugin_annotated_with_the_exported_types_is_really_checked():
+    """mypy --strict (the project's settings) passes a well-typed plugin and reports exactly
+    the mistakes marked ``# error: CODE`` in the other: a misspelled import, a missing
+    attribute, a wrong return type (so the exported names are real types, not ``Any``)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    fixtures = Path("tests/fixtures/typed_plugins")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-warn-unused-configs",
+                           "--no-error-summary", str(fixtures / "good.py"),
+                           str(fixtures / "bad.py")],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    found = set(re.findall(r"^(\S+\.py):(\d+): error: .*\[([a-z-]+)\]$", proc.stdout, re.M))
+    expected = set()
+    for number, line in enumerate((root / fixtures / "bad.py").read_text().splitlines(), 1):
+        for code in re.findall(r"# error: ([a-z-]+)", line):
+            expected.add((str(fixtures / "bad.py"), str(number), code))
+    assert len(expected) == 3
+    assert found == expected, proc.stdout + proc.stderr
