@@ -79,7 +79,6 @@ TEMPORARY: dict[tuple[str, str], str] = {
     ("agent/presets.py", "openai"): "move18: presets move into the setup plugin / ProviderSpec",
     ("agent/presets.py", "anthropic"): "move18: presets move into the setup plugin",
     ("agent/sessions_core.py", "todos"): "move18: PERSISTED_KEYS declared by the plugins",
-    ("agent/spend.py", "subagents"): "move18: spend moves into the cost plugin",
     ("agent/plugins.py", "bell"): "data18 (not done yet): OPT_IN should be declared by the "
                                   "plugin's entry point, not listed in plugins.py",
     ("agent/plugins.py", "format"): "data18 (not done yet): as above",
@@ -92,8 +91,6 @@ API_HEADING = "## The plugin API"
 
 #: Imports by builtins outside the documented API that another change removes.
 TEMPORARY_IMPORTS: dict[tuple[str, str], str] = {
-    ("plugins_builtin/sessions.py", "agent.pricing"): "move18: cost helpers move to a plugin",
-    ("plugins_builtin/budget.py", "agent.pricing"): "move18: cost helpers move to a plugin",
     ("plugins_builtin/sessions.py", "agent.sessions_core"): "move18: sessions becomes one "
                                                             "plugin package",
     ("plugins_builtin/prune.py", "agent.sessions_core"): "move18: persisted keys declared by "
