@@ -591,6 +591,12 @@ class Session:
         """The plugins whose after-turn work (``agent_after_turn``) is still running."""
         return sorted(set(self._after_turn.values()))
 
+    async def after_turn_idle(self) -> None:
+        """Return once no after-turn work runs (no bound, nothing cancelled): for a front end
+        that refreshes what it shows when the work ends."""
+        while self._after_turn:
+            await asyncio.wait(list(self._after_turn))
+
     async def wait_after_turn(self, timeout: float | None = None) -> list[str]:
         """Wait for the after-turn work started so far, for at most ``timeout`` seconds (by
         default the ``after_turn_timeout`` setting); then cancel what is left, let it clean

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent import WORKSPACE_WRITE, Sandbox, hookimpl, sandbox_for
+from agent import WORKSPACE_WRITE, Panel, Sandbox, hookimpl, sandbox_for
 
 log = logging.getLogger("agent.plugins.format")
 
@@ -125,4 +125,22 @@ def agent_after_turn(session, done):
     if not state["changed"]:
         return None
     state["changed"] = False
-    return format_workspace(Path(session.workspace), config=getattr(session, "config", None))
+    return _format_for(session, state)
+
+
+async def _format_for(session, state: dict) -> None:
+    workspace = Path(session.workspace)
+    state["running"] = " ".join(formatter_for(workspace) or [])
+    try:
+        await format_workspace(workspace, config=getattr(session, "config", None))
+    finally:
+        state["running"] = ""
+
+
+@hookimpl
+def agent_live_panels(session, state):
+    """While the formatter runs after a turn: one line saying so above the prompt."""
+    running = (session.data.get(KEY) or {}).get("running") if session is not None else None
+    if running:
+        return Panel("format", [("dim", f"formatting: {running}")], order=90)
+    return None

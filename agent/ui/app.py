@@ -454,7 +454,14 @@ class App:
             self.live.refresh()
             self.editor.set_placeholder(IDLE_PLACEHOLDER)
             self.update_status()
+            if self.session is not None and self.session.after_turn_pending:
+                # Panels about that work (the formatter's) go when it ends, not at the next key.
+                self.supervisor.spawn(self._refresh_after(self.session), "after-turn work")
             asyncio.get_running_loop().call_soon(self.drain_queue)
+
+    async def _refresh_after(self, session: Any) -> None:
+        await session.after_turn_idle()
+        self.update_status()
 
     async def _tick(self) -> None:
         while True:

@@ -51,6 +51,7 @@ async def test_keys_echo_while_the_formatter_runs_and_the_next_prompt_waits_for_
     await wait_for(app, lambda: (ws / ".started").exists())
     # The formatter is blocked on us; the turn is over and the screen answers keys.
     assert app.session.after_turn_pending == ["format"]
+    await wait_for(app, "formatting: ruff format .")  # the plugin's live panel says so
     await type_text(app, "typed meanwhile")
     await wait_for(app, "typed meanwhile")
     assert not (ws / ".formatted").exists()
@@ -93,4 +94,29 @@ async def test_quitting_waits_for_the_formatter_and_says_so(tmp_path, fake_provi
     assert not shutdown.done()
     await wait_for(app, lambda: try_release(ws))
     await asyncio.wait_for(shutdown, 30)
+    assert (ws / ".formatted").read_text() == f"{ws} format . go\n"
+
+
+async def test_the_formatting_panel_goes_when_the_formatter_ends(tmp_path, fake_provider,
+                                                                 monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "ruff").write_text("#!/bin/sh\n" + GATED_RUFF)
+    (bindir / "ruff").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    fake_provider.script(
+        Reply.tool_call("write_file", {"path": "a.py", "content": "x=1\n"}, id="w1"),
+        Reply.text("written a.py"))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["files", "format"],
+                   flags={"yolo": True})
+    ws = app.workspace
+    (ws / "pyproject.toml").write_text("[tool.ruff]\n")
+    os.mkfifo(ws / ".release")
+    app.start()
+    await type_text(app, "write a.py", enter=True)
+    await idle(app)
+    await wait_for(app, "formatting: ruff format .")
+    await wait_for(app, lambda: try_release(ws))
+    # No key is pressed: the end of the work alone takes the panel away.
+    await wait_for(app, lambda: "formatting:" not in screen(app))
     assert (ws / ".formatted").read_text() == f"{ws} format . go\n"
