@@ -31,7 +31,7 @@ from agent.commands import SlashCommand  # noqa: E402
 from agent.config import Config, ConfigError  # noqa: E402
 from agent.money import format_usd  # noqa: E402
 from agent.options import Option  # noqa: E402
-from agent.panels import LiveState, Panel, StatusInfo  # noqa: E402
+from agent.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
 from agent.prompt import Fragment  # noqa: E402
 from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
 from agent.sandbox import (  # noqa: E402
@@ -60,7 +60,7 @@ from agent.verdict import Verdict  # noqa: E402
 __all__ = [
     "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
     "Block", "SlashCommand", "ConfigError", "format_usd", "Option", "Fragment",
-    "LiveState", "Panel", "StatusInfo",
+    "HeaderLine", "LiveState", "Panel", "StatusInfo",
     "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
     "Change", "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError",
     "ToolResult", "tool", "Verdict",

@@ -21,7 +21,7 @@ from agent.commands import CommandRegistry, SlashCommand
 from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.lazy_plugins import import_now
 from agent.options import OptionRegistry
-from agent.panels import LiveState, Panel, StatusInfo
+from agent.panels import HeaderLine, LiveState, Panel, StatusInfo
 from agent.prompt import Fragment
 from agent.providers import (
     BudgetExceeded,
@@ -373,6 +373,20 @@ class Hooks:
                     continue
                 found.setdefault(panel.key, panel)
         return sorted(found.values(), key=lambda p: (p.order, p.key))
+
+    def header_lines(self, config: Config, session: Session | None) -> list[HeaderLine]:
+        """Every plugin's startup header lines, in plugin-name order (the UI sorts by order)."""
+        out: list[HeaderLine] = []
+        for plugin, result in self._each("agent_header_lines", config=config, session=session):
+            if result is None:
+                continue
+            for line in [result] if isinstance(result, HeaderLine) else list(result):
+                if isinstance(line, HeaderLine):
+                    out.append(line)
+                else:
+                    self.problems.append(f"plugin {plugin}: agent_header_lines returned "
+                                         f"{line!r}, not a HeaderLine")
+        return out
 
     def status(self, session: Session) -> StatusInfo:
         """The status facts the plugins know, field by field from the first that knows it."""

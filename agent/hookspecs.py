@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.config import Config
     from agent.events import DoneEvent, Event
     from agent.options import Option
-    from agent.panels import LiveState, Panel, StatusInfo
+    from agent.panels import HeaderLine, LiveState, Panel, StatusInfo
     from agent.plugins import PluginStatus
     from agent.prompt import Fragment
     from agent.providers import (
@@ -526,6 +526,24 @@ def agent_live_panels(session: Session, state: LiveState) -> Panel | list[Panel]
             jobs = session.data.get("my_jobs") or []
             if state.busy and jobs:
                 return Panel("my_jobs", [("dim", f"{len(jobs)} jobs running")])
+    """
+
+
+@hookspec
+def agent_header_lines(config: Config,
+                       session: Session | None) -> HeaderLine | list[HeaderLine] | None:
+    """Lines for the full-screen UI's startup header (:class:`agent.panels.HeaderLine`).
+
+    Called when the header is drawn (at startup, again when the provider changes), only by a
+    front end that shows one, so headless runs and subagents never pay for the work.
+    ``session`` is None while no provider is set up.  The builtin plugins use orders 40
+    (``instructions``), 50 (``skills``), 70 (``memory``) and 80 (``mcp``).
+
+    Example::
+
+        @hookimpl
+        def agent_header_lines(config, session):
+            return HeaderLine(f"bookmarks: {count(config)}", order=75)
     """
 
 

@@ -1,4 +1,4 @@
-"""What plugins publish to the front end: live panels above the prompt and status facts.
+"""What plugins publish to the front end: live panels, status facts and header lines.
 
 The UI names no plugin: it asks every plugin (``agent_live_panels``, ``agent_status`` in
 :mod:`agent.hookspecs`) what to show, whenever the status refreshes and a few times a second
@@ -38,6 +38,16 @@ class Panel:
     markup: Any
     order: int = 50
     calls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HeaderLine:
+    """A line of the startup header (``agent_header_lines``), placed by ``order`` among the
+    UI's own: version 0, ``agent:`` 10, ``cwd:`` 20, ``resumed`` 30, ``plugins:`` 60 (load
+    errors right after), notices 85, approvals 90, tool sets 95, ``/help`` 100."""
+
+    text: str
+    order: int = 85
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import Fragment, Option, SlashCommand, header, hookimpl
+from agent import Fragment, HeaderLine, Option, SlashCommand, hookimpl
 from agent.commands import show
 
 #: Instruction file names, in the order they are read within one directory.
@@ -185,10 +185,11 @@ def header_line(workspace: Path, enabled: bool = True) -> str:
 
 
 @hookimpl
-def agent_session_start(session):
-    enabled = bool(session.config.get("instructions"))
-    header.add_session_line(session, "instructions",
-                            lambda: header_line(session.workspace, enabled), order=40)
+def agent_header_lines(config, session):
+    if session is None:
+        return None
+    return HeaderLine(header_line(session.workspace, bool(config.get("instructions"))),
+                      order=40)
 
 
 def run_context(app: Any, args: str, config: Any) -> str | None:

@@ -23,11 +23,11 @@ from agent import (
     NO_EFFECTS,
     Description,
     Fragment,
+    HeaderLine,
     Option,
     SlashCommand,
     Tool,
     ToolError,
-    header,
     hookimpl,
 )
 from agent.commands import show
@@ -412,8 +412,8 @@ def header_line(config: Any) -> str:
 
 
 @hookimpl
-def agent_session_start(session):
-    header.add_session_line(session, "memory", lambda: header_line(session.config), order=70)
+def agent_header_lines(config, session):
+    return HeaderLine(header_line(config), order=70) if session is not None else None
 
 
 @hookimpl

@@ -102,10 +102,8 @@ DEFAULT_APPROVALS = "approvals: asks before writes, edits, commands, network and
 
 
 def header(app: App, problem: str = "") -> str:
-    """The startup header: the UI's own lines and the ones plugins added through
-    :mod:`agent.header`, in order."""
-    from agent import header as plugin_lines
-
+    """The startup header: the UI's own lines and the plugins' (``agent_header_lines``),
+    in order."""
     config = app.config
     lines: list[tuple[int, str]] = []
     session, runtime = app.session, app.runtime
@@ -154,7 +152,7 @@ def header(app: App, problem: str = "") -> str:
         lines.append((95, "tool sets: " + ", ".join(["core"] + [s for s in sets
                                                                if s != "core"])))
     lines.append((100, "/help for commands"))
-    lines += plugin_lines.lines(config)
+    lines += [(line.order, line.text) for line in app.hooks.header_lines(config, session)]
     lines.sort(key=lambda line: line[0])  # stable: equal orders keep their places
     return "\n".join(text for _, text in lines)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import Fragment, Option, Verdict, header, hookimpl, sandbox_for
+from agent import Fragment, HeaderLine, Option, Verdict, hookimpl, sandbox_for
 from plugins_builtin.mcp_client.manager import Manager
 from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
 from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
@@ -123,13 +123,17 @@ def agent_addoption(options):
 
 
 @hookimpl
+def agent_header_lines(config, session):
+    st = state(config)
+    line = header_line(st) if st is not None else None
+    return HeaderLine(line, order=80) if line else None
+
+
+@hookimpl
 def agent_configure(config):
     st = McpState(config)
     config.extra[STATE_KEY] = st
     config.notices.extend(startup_notices(st))
-    line = header_line(st)
-    if line and not config.headless:
-        header.add_line(config, "mcp", line, order=80)
     if config.headless:  # a session will run: connect as early as possible
         if st.enabled:
             for server in st.servers.values():

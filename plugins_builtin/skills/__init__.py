@@ -15,12 +15,12 @@ from agent import (
     Description,
     Effects,
     Fragment,
+    HeaderLine,
     Option,
     SlashCommand,
     Tool,
     ToolError,
     ToolResult,
-    header,
     hookimpl,
 )
 
@@ -145,8 +145,8 @@ def header_line(config: Any, shown: int = 10) -> str:
 
 
 @hookimpl
-def agent_session_start(session):
-    header.add_session_line(session, "skills", lambda: header_line(session.config), order=50)
+def agent_header_lines(config, session):
+    return HeaderLine(header_line(config), order=50) if session is not None else None
 
 
 @hookimpl

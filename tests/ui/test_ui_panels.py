@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 import urwid
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from agent import Effects, LiveState, Panel, SlashCommand, StatusInfo, Tool, hookimpl
+from agent import Effects, HeaderLine, LiveState, Panel, SlashCommand, StatusInfo, Tool, hookimpl
 from agent.gate import ApprovalRequest
 from agent.tools import ToolCall
 
@@ -203,6 +204,11 @@ class Shelf:
     def agent_status(self, session):
         return StatusInfo(agent="librarian", context_tokens=6_000, context_limit=12_000)
 
+    @hookimpl
+    def agent_header_lines(self, config, session):
+        return [HeaderLine("shelf: 12 books on file", order=75),
+                HeaderLine("shelf: first of all", order=5)]
+
 
 async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_provider):
     fake_provider.script(Reply.text("slow answer " * 20, pieces=20, delay=0.1))
@@ -211,12 +217,21 @@ async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_p
     app.start()
     rows = await wait_for(app, "librarian/")
     assert "50% ctx" in rows.splitlines()[-1]  # the plugin's estimate of its limit
-    assert "shelf:" not in rows
+    lines = [r.rstrip() for r in rows.splitlines()]
+    # header lines where their order puts them among the UI's own
+    assert lines.index("shelf: first of all") == lines.index("agent: librarian  thinking: "
+                                                             "medium") - 1
+    at = lines.index("shelf: 12 books on file")
+    assert next(n for n, r in enumerate(lines) if r.startswith("plugins:")) < at
+    assert at < next(n for n, r in enumerate(lines) if r.startswith("approvals:"))
+    assert "shelf: 0 books" not in rows and "shelf: 1 books" not in rows
     await type_text(app, "go", enter=True)
     rows = await wait_for(app, "shelf: 1 books")  # during the turn, above the prompt
     panel_row = next(n for n, r in enumerate(rows.splitlines()) if "shelf:" in r)
     prompt_row = next(n for n, r in enumerate(rows.splitlines()) if r.startswith("> type"))
     assert panel_row < prompt_row
     rows = await idle(app)
-    assert "shelf:" not in rows and "slow answer" in rows  # gone when the turn ended
+    panel = re.compile(r"^shelf: \d+ books \S$")
+    assert not any(panel.match(r.rstrip()) for r in rows.splitlines())  # gone after the turn
+    assert "slow answer" in rows
     assert any(s.busy for s in shelf.seen) and shelf.seen[-1].busy is False
