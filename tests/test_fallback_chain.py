@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 from clirun import run_agent
@@ -95,10 +94,14 @@ async def test_server_error_fails_over_once_and_stays(tmp_path, fake_provider, b
 async def test_primary_is_tried_again_after_the_cooldown(tmp_path, fake_provider, backup):
     fake_provider.script(Reply.error(500), Reply.text("primary is back"), Reply.text("and stays"))
     backup.script(Reply.text("from claude"))
-    session = session_for(tmp_path, fake_provider, backup, fallback_cooldown=0.1)
+    session = session_for(tmp_path, fake_provider, backup)  # the 300 s cooldown
+    chain = session.runtime.provider
+    assert isinstance(chain, EndpointChain)
+    now = [1000.0]
+    chain.clock = lambda: now[0]  # the cooldown passes without waiting for it
 
     assert len(notices(await collect(session, "one"))) == 1
-    time.sleep(0.15)
+    now[0] += 300
     events = await collect(session, "two")
     assert notices(events) == [] and session.messages[-1].text == "primary is back"
     await collect(session, "three")

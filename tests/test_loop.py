@@ -7,6 +7,7 @@ import json
 
 import pytest
 from fakeprovider import Reply
+from waiting import until
 
 from agent import NO_EFFECTS, Effects, Fragment, Tool, hookimpl
 from agent import events as ev
@@ -160,8 +161,7 @@ async def test_cancelling_the_turn_leaves_a_valid_history(boot, fake_provider):
             seen.append(item)
 
     task = asyncio.create_task(consume())
-    while not any(isinstance(e, ev.TextEvent) for e in seen):
-        await asyncio.sleep(0.01)
+    await until(lambda: any(isinstance(e, ev.TextEvent) for e in seen), "the first text")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import pytest
 from clirun import run_agent
 from fakeprovider import Reply
+from waiting import until
 
 from agent.testing import collect, make_boot, make_session, run_tool
 from plugins_builtin.mcp_client import state
@@ -272,7 +273,7 @@ async def test_a_crashed_server_is_reported_and_restarted(stubbed):
 async def test_a_server_that_died_while_idle_is_restarted_before_the_call(stubbed):
     before = pids(stubbed.tmp / "pids")
     os.kill(before[-1], 9)
-    await asyncio.sleep(0.2)
+    await until(lambda: not alive(before[-1]), "the killed server to be gone")
     assert (await call(stubbed, "echo", {"text": "revived"})).output == "revived"
     assert len(pids(stubbed.tmp / "pids")) == len(before) + 1
 
@@ -285,8 +286,8 @@ async def test_a_hung_server_times_out_and_is_restarted(stubbed):
     assert (await call(stubbed, "echo", {"text": "again"})).output == "again"
     after = pids(stubbed.tmp / "pids")
     assert len(after) == len(before) + 1
-    await asyncio.sleep(0.3)  # the hung one is closed in the background
-    assert not alive(before[-1])
+    # The hung one is closed in the background.
+    await until(lambda: not alive(before[-1]), "the hung server to be closed")
 
 
 def test_slash_mcp_lists_servers(stubbed, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sqlite3
 import subprocess
@@ -14,6 +15,7 @@ import time
 import pytest
 from clirun import agent_env, run_agent
 from fakeprovider import Reply
+from waiting import wait_until
 
 from agent.messages import Message, TextPart, ToolCallPart
 from agent.session import Runtime
@@ -154,7 +156,10 @@ def test_kill_9_mid_stream_keeps_the_prompt_and_continue_resends_it(dirs, fake_p
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         fake_provider.wait_requests(1, timeout=20)
-        time.sleep(0.2)  # let the first events arrive: the kill lands mid-stream
+        # The first words are on stdout: the kill lands mid-stream.
+        ready = wait_until(lambda: select.select([proc.stdout], [], [], 0.05)[0],
+                           "the first streamed words on stdout")
+        assert ready and os.read(proc.stdout.fileno(), 100)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
