@@ -15,6 +15,7 @@ def commands_section(text: str) -> list[str]:
     return text[start:text.index("\n\n", start)].splitlines()[1:]
 
 
+@pytest.mark.e2e
 def test_help_lists_the_core_and_the_plugins_subcommands_with_their_usage(tmp_path):
     shown = run_agent(["--help"], home=tmp_path / "home", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
@@ -31,6 +32,7 @@ def test_help_lists_the_core_and_the_plugins_subcommands_with_their_usage(tmp_pa
     assert commands_section(again.stdout) == rows
 
 
+@pytest.mark.e2e
 def test_a_disabled_plugins_subcommands_are_not_listed(tmp_path):
     shown = run_agent(["--help", "--disable", "files"], home=tmp_path / "home", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr

@@ -52,6 +52,7 @@ async def test_a_third_party_plugin_prices_turns_and_books_every_request(tmp_pat
     assert hooks.commands(config).get("cost") is None  # /cost is the budget plugin's
 
 
+@pytest.mark.e2e
 def test_without_a_cost_plugin_a_headless_turn_carries_no_cost(tmp_path, fake_provider):
     usage = {"input_tokens": 1000, "output_tokens": 100}
     fake_provider.script(Reply.text("hi", usage=usage), Reply.text("hi", usage=usage))
