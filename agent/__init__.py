@@ -29,6 +29,8 @@ from agent.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # 
 from agent.blocks import Block  # noqa: E402
 from agent.commands import SlashCommand  # noqa: E402
 from agent.config import Config, ConfigError  # noqa: E402
+from agent.mentions import Attachment, MentionEntry, MentionError, MentionSource  # noqa: E402
+from agent.messages import ImagePart  # noqa: E402
 from agent.money import format_usd  # noqa: E402
 from agent.options import Option  # noqa: E402
 from agent.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
@@ -66,6 +68,7 @@ __all__ = [
     "ToolResult", "tool", "Verdict",
     "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
     "Session", "Config", "CommandContext",
+    "ImagePart", "Attachment", "MentionEntry", "MentionError", "MentionSource",
 ]
 
 #: Types a plugin annotates with, imported on first use: ``import agent`` must stay cheap

@@ -105,8 +105,16 @@ class JsonPrinter:
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
     """Run one turn, print every event, and return the exit code."""
     code = EXIT_PROVIDER
+    message: Any = prompt
+    hooks = getattr(session, "hooks", None)
+    if "@" in prompt and hooks is not None:  # @server:uri mentions attach what they name
+        from agent.mentions import expand
+
+        message, warnings = await expand(prompt, hooks.mentions(session.config))
+        for warning in warnings:
+            printer(ev.NoticeEvent(warning))
     # aclosing: if printing fails (a closed pipe), the turn ends now, its history valid.
-    async with contextlib.aclosing(session.run(prompt)) as events:
+    async with contextlib.aclosing(session.run(message)) as events:
         async for event in events:
             printer(event)
             if isinstance(event, ev.DoneEvent):

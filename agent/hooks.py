@@ -20,6 +20,7 @@ from agent.cli_help import CliCommand, normalise_usage
 from agent.commands import CommandRegistry, SlashCommand
 from agent.guards import DEFAULT_TIMEOUT, GuardRunner
 from agent.lazy_plugins import import_now
+from agent.mentions import MentionSource
 from agent.options import OptionRegistry
 from agent.panels import HeaderLine, LiveState, Panel, StatusInfo
 from agent.prompt import Fragment
@@ -302,6 +303,20 @@ class Hooks:
         return await self.guards.run(self._impls("agent_guard_tool_call"),
                                      {"call": call, "effects": effects, "session": session},
                                      timeout)
+
+    def mentions(self, config: Config) -> list[MentionSource]:
+        """Every plugin's mention sources (``@`` picker entries, prompt attachments), in
+        plugin-name order; a failing implementation is isolated."""
+        found: list[MentionSource] = []
+        for plugin, fn, argnames in self._impls("agent_register_mentions"):
+            def register(source: MentionSource) -> None:
+                if isinstance(source, MentionSource):
+                    found.append(source)
+            try:
+                fn(**{k: {"register": register, "config": config}[k] for k in argnames})
+            except Exception as exc:
+                self._problem(plugin, "agent_register_mentions", exc)
+        return found
 
     def secret_matchers(self, config: Config) -> list[SecretMatcher]:
         """Every plugin's secret-path matchers, in plugin-name order (errors isolated)."""

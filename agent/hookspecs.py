@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.commands import SlashCommand
     from agent.config import Config
     from agent.events import DoneEvent, Event
+    from agent.mentions import MentionSource
     from agent.options import Option
     from agent.panels import HeaderLine, LiveState, Panel, StatusInfo
     from agent.plugins import PluginStatus
@@ -456,6 +457,28 @@ def agent_register_commands(register: Callable[[SlashCommand], None],
         @hookimpl
         def agent_register_commands(register, config):
             register(SlashCommand("hello", "say hello", lambda app, args: app.info("hello")))
+    """
+
+
+@hookspec
+def agent_register_mentions(register: Callable[[MentionSource], None],
+                            config: Config) -> None:
+    """Contribute things a prompt can mention: ``register(MentionSource(...))``.
+
+    A :class:`agent.mentions.MentionSource` lists entries for the input editor's ``@``
+    picker (shown next to workspace files) and resolves a mentioned ``@token`` into an
+    :class:`agent.mentions.Attachment` (text and images) that is sent with the prompt, in
+    the UI and headless.  The MCP plugin registers each server's resources as
+    ``@server:uri``.  Return value ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_register_mentions(register, config):
+            async def resolve(token):
+                return Attachment(TICKETS[token]) if token in TICKETS else None
+            register(MentionSource("tickets", lambda: [MentionEntry(t) for t in TICKETS],
+                                   resolve))
     """
 
 

@@ -35,9 +35,10 @@ _PARAM = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 def _per_run_hooks() -> frozenset[str]:
-    """Hooks an idle plugin skips: every hook given a ``session``, plus configuration and
-    tool registration (derived from the hookspecs, so a hook added later is covered)."""
-    names = {"agent_configure", "agent_unconfigure", "agent_register_tools"}
+    """Hooks an idle plugin skips: every hook given a ``session``, plus configuration, tool
+    and mention registration (derived from the hookspecs, so a hook added later is covered)."""
+    names = {"agent_configure", "agent_unconfigure", "agent_register_tools",
+             "agent_register_mentions"}
     for name, spec in vars(hookspecs).items():
         if name.startswith("agent_") and callable(spec) \
                 and "session" in inspect.signature(spec).parameters:

@@ -112,6 +112,9 @@ class App:
         self.supervisor = Supervisor(lambda text: self.add("error", text))
         self.redraw = Redraw(self.draw)
         self.commands = self.hooks.commands(self.config)
+        #: things a prompt can mention (``@server:uri``): the @ picker lists them, a sent
+        #: prompt attaches them
+        self.mentions = self.hooks.mentions(self.config)
         self.keymap = Keymap()
         self.hooks.register_keys(self.keymap)
         keys = self.config.get("keys") or {}
@@ -432,7 +435,8 @@ class App:
             # Hand the loop over every few milliseconds (two passes: one reads the keys, the
             # next paints them).
             handover = time.monotonic() + YIELD_EVERY
-            async for event in self.session.run(text):
+            prompt = await self._attach_mentions(text)
+            async for event in self.session.run(prompt):
                 self.view.on_event(event)
                 if time.monotonic() >= handover:
                     await asyncio.sleep(0)
@@ -462,6 +466,18 @@ class App:
     async def _refresh_after(self, session: Any) -> None:
         await session.after_turn_idle()
         self.update_status()
+
+    async def _attach_mentions(self, text: str) -> Any:
+        """The prompt with what its ``@server:uri`` mentions name attached (the text alone
+        when there are none); a mention that cannot be read is named in a warning."""
+        if not self.mentions or "@" not in text:
+            return text
+        from agent.mentions import expand
+
+        message, warnings = await expand(text, self.mentions)
+        for warning in warnings:
+            self.add("error", warning)
+        return message
 
     async def _tick(self) -> None:
         while True:

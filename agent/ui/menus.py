@@ -89,11 +89,29 @@ class Completion:
             self.list.empty = "indexing files..."
             self.list._refresh()
         else:
-            matches = rank(index.paths, query)
+            files = [Item(p, p) for p in rank(index.paths, query)]
+            mentioned = self._mention_items(query)
+            # "server:..." is a mention being typed: its matches first.
+            items = mentioned + files if ":" in query else files + mentioned
             self.list.empty = f"no file matches {query}"
-            self.list.set_items([Item(p, p) for p in matches])
+            self.list.set_items(items)
         self.hint.set_text(("menu-hint", "tab or enter inserts the path, esc dismisses"))
         self._show("file")
+
+    def _mention_items(self, query: str) -> list[Item]:
+        """What the plugins' mention sources (MCP resources as ``server:uri``) offer for
+        ``query``, ranked like paths; the inserted value keeps its ``@``."""
+        from agent.ui.files import rank
+
+        labels: dict[str, str] = {}
+        for source in getattr(self.app, "mentions", None) or ():
+            try:
+                for entry in source.entries():
+                    labels.setdefault(entry.token, entry.label)
+            except Exception as exc:  # noqa: BLE001 - a broken source loses its entries only
+                self.app.supervisor.report(f"the {source.name} mentions", exc)
+        return [Item(f"@{token}", f"@{token}", labels[token])
+                for token in rank(list(labels), query)]
 
     def _index_ready(self) -> None:
         if self.kind == "file":

@@ -264,6 +264,15 @@ def agent_register_commands(register, config):
 
 
 @hookimpl
+def agent_register_mentions(register, config):
+    st = state(config)
+    if st is not None and st.enabled:
+        from plugins_builtin.mcp_client.mentions import mention_source
+
+        register(mention_source(st))
+
+
+@hookimpl
 def agent_register_cli_commands(register):
     from plugins_builtin.mcp_client.commands import cli_mcp
 

@@ -32,6 +32,7 @@ from plugins_builtin.mcp_client.resources import (
     LIST_RESOURCES,
     READ_RESOURCE,
     resource_content,
+    resource_entries,
     resource_tools,
 )
 from plugins_builtin.mcp_client.resources import (
@@ -82,6 +83,9 @@ class Connection:
         self.front = front or FrontEnd()
         #: the server's prompts: name, description, arguments (name, description, required)
         self.prompts: list[dict[str, Any]] = []
+        #: the resources the server listed when it connected (the ``@`` picker's entries)
+        self.listed_resources: list[dict[str, str]] = []
+        self.has_resources = False
         self.name = server.name
         self.state = "connecting"
         self.error = ""
@@ -156,8 +160,10 @@ class Connection:
                     if info is not None:
                         self.server_info = f"{info.name} {info.version}".strip()
                     caps = getattr(init, "capabilities", None)
-                    self.has_resources = (getattr(caps, "resources", None) is not None
-                                          and await _offers_resources(session))
+                    self.listed_resources = (
+                        await _first_resources(session)
+                        if getattr(caps, "resources", None) is not None else [])
+                    self.has_resources = bool(self.listed_resources)
                     self.tools = await _list_tools(session)
                     if getattr(caps, "prompts", None) is not None:
                         self.prompts = await _list_prompts(session)
@@ -438,15 +444,14 @@ async def _list_prompts(session: Any) -> list[dict[str, Any]]:
             for p in page.prompts[:300]]
 
 
-async def _offers_resources(session: Any) -> bool:
-    """Whether a server declaring the resources capability lists any (many frameworks
-    declare it with none; their tool list then stays as the server wrote it)."""
+async def _first_resources(session: Any) -> list[dict[str, str]]:
+    """What a server declaring the resources capability lists (many frameworks declare it
+    with none; their tool list then stays as the server wrote it)."""
     try:
-        page = await session.list_resources()
+        return (await resource_entries(session))[0]
     except Exception as exc:  # noqa: BLE001 - no resources then; tools still work
         log.info("listing resources failed: %s", exc)
-        return False
-    return bool(page.resources)
+        return []
 
 
 async def _list_tools(session: Any) -> list[ToolDef]:

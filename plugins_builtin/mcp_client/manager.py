@@ -55,6 +55,8 @@ class Manager:
         self.tools: dict[str, list[ToolDef]] = {}
         #: each server's prompts (cached, then live)
         self.prompts: dict[str, list[dict[str, Any]]] = {}
+        #: each connected server's resources, as listed when it connected
+        self.listed_resources: dict[str, list[dict[str, str]]] = {}
         self.cached: set[str] = set()
         #: bumped whenever a server's tool list changes (read by the main thread)
         self.version = 0
@@ -139,6 +141,7 @@ class Manager:
             self.tools[name] = conn.tools
             self.version += 1
         self.prompts[name] = conn.prompts
+        self.listed_resources[name] = conn.listed_resources
         cache.store(self.state_dir, name, conn.server.fingerprint(), conn.tools, conn.prompts)
 
     # ---- calls (from any thread's loop) ------------------------------------------------------

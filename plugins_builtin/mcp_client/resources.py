@@ -37,25 +37,36 @@ def resource_tools(server: str, tools: list[dict[str, Any]]) -> list[dict[str, A
     return [t for t in made if t["name"] not in taken]
 
 
-async def resource_listing(session: Any) -> str:
-    """``uri  name  (mime)`` per resource, following pagination up to :data:`MAX_LISTED`."""
+async def resource_entries(session: Any) -> tuple[list[dict[str, str]], bool]:
+    """The server's resources as ``{uri, name, mime, description}``, following pagination up
+    to :data:`MAX_LISTED`, and whether there were more."""
     from mcp_types import PaginatedRequestParams
 
-    lines: list[str] = []
+    entries: list[dict[str, str]] = []
     cursor = None
     for _ in range(20):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_resources(params=params)
         for res in page.resources:
-            mime = f"  ({res.mime_type})" if getattr(res, "mime_type", None) else ""
-            about = f" - {res.description}" if getattr(res, "description", None) else ""
-            lines.append(f"{res.uri}  {res.name}{mime}{about}")
+            entries.append({"uri": str(res.uri), "name": str(res.name or ""),
+                            "mime": str(getattr(res, "mime_type", None) or ""),
+                            "description": str(getattr(res, "description", None) or "")})
         cursor = page.next_cursor
-        if not cursor or len(lines) >= MAX_LISTED:
+        if not cursor or len(entries) >= MAX_LISTED:
             break
-    if len(lines) > MAX_LISTED or cursor:
-        lines = lines[:MAX_LISTED] + [f"... [more resources: only the first {MAX_LISTED} "
-                                      "are listed]"]
+    return entries[:MAX_LISTED], bool(len(entries) > MAX_LISTED or cursor)
+
+
+async def resource_listing(session: Any) -> str:
+    """``uri  name  (mime)`` per resource, following pagination up to :data:`MAX_LISTED`."""
+    entries, more = await resource_entries(session)
+    lines = []
+    for res in entries:
+        mime = f"  ({res['mime']})" if res["mime"] else ""
+        about = f" - {res['description']}" if res["description"] else ""
+        lines.append(f"{res['uri']}  {res['name']}{mime}{about}")
+    if more:
+        lines.append(f"... [more resources: only the first {MAX_LISTED} are listed]")
     return "\n".join(lines) or "(the server lists no resources)"
 
 
