@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from clirun import run_agent
 from fakeprovider import Reply
 
