@@ -10,6 +10,10 @@ import os
 from fakeprovider import Reply
 from ui_harness import idle, make_app, screen, type_text, wait_for
 
+#: Seconds any one wait may take (a bound, not a speed claim: a loaded machine can take long
+#: to import the SDK and answer).
+BOUND = 60.0
+
 GATED_RUFF = ('touch "$PWD/.started"\n'
               'read line < "$PWD/.release"\n'
               'echo "$PWD $* $line" >> "$PWD/.formatted"\n')
@@ -46,20 +50,20 @@ async def test_keys_echo_while_the_formatter_runs_and_the_next_prompt_waits_for_
     os.mkfifo(ws / ".release")
     app.start()
     await type_text(app, "write a.py", enter=True)
-    await wait_for(app, "written a.py")
-    await idle(app)
-    await wait_for(app, lambda: (ws / ".started").exists())
+    await wait_for(app, "written a.py", BOUND)
+    await idle(app, BOUND)
+    await wait_for(app, lambda: (ws / ".started").exists(), BOUND)
     # The formatter is blocked on us; the turn is over and the screen answers keys.
     assert app.session.after_turn_pending == ["format"]
-    await wait_for(app, "formatting: ruff format .")  # the plugin's live panel says so
+    await wait_for(app, "formatting: ruff format .", BOUND)  # the plugin's live panel
     await type_text(app, "typed meanwhile")
-    await wait_for(app, "typed meanwhile")
+    await wait_for(app, "typed meanwhile", BOUND)
     assert not (ws / ".formatted").exists()
     await type_text(app, " and sent", enter=True)
-    await wait_for(app, "waiting for the last turn's after-turn work: format")
+    await wait_for(app, "waiting for the last turn's after-turn work: format", BOUND)
     assert len(fake_provider.requests) == 2  # the second prompt is not sent yet
-    await wait_for(app, lambda: try_release(ws))
-    await wait_for(app, "second answer")
+    await wait_for(app, lambda: try_release(ws), BOUND)
+    await wait_for(app, "second answer", BOUND)
     assert (ws / ".formatted").read_text() == f"{ws} format . go\n"
     assert "typed meanwhile and sent" in fake_provider.requests[2].body["messages"][-1][
         "content"]
@@ -87,13 +91,13 @@ async def test_quitting_waits_for_the_formatter_and_says_so(tmp_path, fake_provi
     os.mkfifo(ws / ".release")
     app.start()
     await type_text(app, "write a.py", enter=True)
-    await idle(app)
-    await wait_for(app, lambda: (ws / ".started").exists())
+    await idle(app, BOUND)
+    await wait_for(app, lambda: (ws / ".started").exists(), BOUND)
     shutdown = asyncio.ensure_future(_shutdown(app))
-    await wait_for(app, "finishing after-turn work before exit: format")
+    await wait_for(app, "finishing after-turn work before exit: format", BOUND)
     assert not shutdown.done()
-    await wait_for(app, lambda: try_release(ws))
-    await asyncio.wait_for(shutdown, 30)
+    await wait_for(app, lambda: try_release(ws), BOUND)
+    await asyncio.wait_for(shutdown, BOUND)
     assert (ws / ".formatted").read_text() == f"{ws} format . go\n"
 
 
@@ -114,9 +118,9 @@ async def test_the_formatting_panel_goes_when_the_formatter_ends(tmp_path, fake_
     os.mkfifo(ws / ".release")
     app.start()
     await type_text(app, "write a.py", enter=True)
-    await idle(app)
-    await wait_for(app, "formatting: ruff format .")
-    await wait_for(app, lambda: try_release(ws))
+    await idle(app, BOUND)
+    await wait_for(app, "formatting: ruff format .", BOUND)
+    await wait_for(app, lambda: try_release(ws), BOUND)
     # No key is pressed: the end of the work alone takes the panel away.
-    await wait_for(app, lambda: "formatting:" not in screen(app))
+    await wait_for(app, lambda: "formatting:" not in screen(app), BOUND)
     assert (ws / ".formatted").read_text() == f"{ws} format . go\n"
