@@ -275,6 +275,14 @@ class Hooks:
                 return float(usd), bool(unpriced)
         return None
 
+    def persisted_keys(self, config: Config) -> frozenset[str]:
+        """Every ``session.data`` key a plugin declared as saved with the session (a
+        non-string key is ignored)."""
+        keys: set[str] = set()
+        for _plugin, result in self._each("agent_persisted_keys", config=config):
+            keys.update(k for k in result or () if isinstance(k, str))
+        return frozenset(keys)
+
     def session_start(self, session: Session) -> None:
         """Let plugins set up a new session (errors isolated)."""
         for _ in self._each("agent_session_start", session=session):

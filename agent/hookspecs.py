@@ -293,6 +293,25 @@ def agent_session_spent(session: Session) -> tuple[float, bool] | None:
 
 
 @hookspec
+def agent_persisted_keys(config: Config) -> list[str] | None:
+    """Name the ``session.data`` keys this plugin keeps that are saved with the session.
+
+    Return a list of keys (or None).  A saved session stores exactly the declared keys whose
+    values are plain JSON, and resuming it (``-c``, ``-r``, ``/resume``) restores exactly
+    those: every other key is run-time state (handles, flags of the current agent variant)
+    that must not come back from an old session.  Declare only keys your plugin owns (its
+    name, or a name it documents); the ``todos`` plugin declares ``todos``, the ``sessions``
+    plugin ``forked_from``.  Called when a session is saved or loaded.
+
+    Example::
+
+        @hookimpl
+        def agent_persisted_keys(config):
+            return ["reviewed_files"]
+    """
+
+
+@hookspec
 def agent_session_start(session: Session) -> None:
     """Set up a new :class:`agent.session.Session` (the main one, or a subagent's).
 

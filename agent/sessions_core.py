@@ -8,9 +8,10 @@ the persisted part of ``session.data`` (the task list), and attaches a
 ledger row per model request.  An empty session is never written: its row appears with its
 first message.
 
-Which ``session.data`` keys are saved with the session is explicit (:data:`PERSISTED_KEYS`,
-extended with :func:`persist_data_key`): other plugins keep run-time state there (handles,
-flags of the current agent variant) that must not come back from an old session.
+Which ``session.data`` keys are saved with the session is explicit: the keys plugins declare
+with ``agent_persisted_keys`` (:func:`persisted_keys`); other plugins keep run-time state
+there (handles, flags of the current agent variant) that must not come back from an old
+session.
 """
 
 from __future__ import annotations
@@ -33,17 +34,15 @@ log = logging.getLogger("agent.sessions")
 TITLE_LIMIT = 60
 UNTITLED = "untitled"
 
-#: ``session.data`` keys saved with the session and restored on resume.
-PERSISTED_KEYS: set[str] = {"todos", "forked_from"}
-
 #: What a tool call interrupted by the end of a process is answered with on resume.
 ABORTED_BY_EXIT = ("agent exited before this call finished (the process was stopped); its "
                    "effects are unknown.")
 
 
-def persist_data_key(key: str) -> None:
-    """Save ``session.data[key]`` (plain JSON values only) with the session from now on."""
-    PERSISTED_KEYS.add(key)
+def persisted_keys(session: Any) -> frozenset[str]:
+    """The ``session.data`` keys saved with ``session`` (what the plugins declare)."""
+    keys: frozenset[str] = session.hooks.persisted_keys(session.config)
+    return keys
 
 
 class SessionLookupError(Exception):
@@ -476,9 +475,10 @@ class UsageRecorder:
 
 
 def persisted_data(session: Any) -> dict[str, Any]:
-    """The saved part of ``session.data``: :data:`PERSISTED_KEYS` holding plain JSON."""
+    """The saved part of ``session.data``: the declared keys (:func:`persisted_keys`) holding
+    plain JSON."""
     out: dict[str, Any] = {}
-    for key in sorted(PERSISTED_KEYS):
+    for key in sorted(persisted_keys(session)):
         if key not in session.data:
             continue
         try:
@@ -548,9 +548,10 @@ def load_into(session: Any, record: SessionRecord) -> int:
     messages = [Message.from_dict(d) for d in store.load_messages(record.id)]
     session.id = record.id
     session.messages = messages
-    for key in PERSISTED_KEYS:
+    keys = persisted_keys(session)
+    for key in keys:
         session.data.pop(key, None)
-    session.data.update({k: v for k, v in record.data.items() if k in PERSISTED_KEYS})
+    session.data.update({k: v for k, v in record.data.items() if k in keys})
     totals = store.usage_totals(session_id=record.id)
     session.usage = Usage(input_tokens=int(totals["input_tokens"] or 0),
                           output_tokens=int(totals["output_tokens"] or 0),
@@ -597,7 +598,7 @@ def clear(session: Any) -> str:
     session.id = new_session_id()
     session.messages = []
     session.usage = Usage()
-    for key in PERSISTED_KEYS:
+    for key in persisted_keys(session):
         session.data.pop(key, None)
     recorder = session.recorder
     if recorder is not None:

@@ -654,12 +654,10 @@ def agent_addoption(options):
 
 
 @hookimpl
-def agent_configure(config):
+def agent_persisted_keys(config):
     # Summaries are saved with the session, so `agent -c` on a long session reuses them
     # instead of paying for the same summary calls again on every resume.
-    from agent.sessions_core import persist_data_key
-
-    persist_data_key("prune")
+    return ["prune"]
 
 
 @hookimpl

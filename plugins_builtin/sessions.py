@@ -159,6 +159,13 @@ def cmd_usage(argv: list[str], boot: Any) -> int:
 
 
 @hookimpl
+def agent_persisted_keys(config):
+    # the id a run continuing this session in another process was forked off, so that
+    # process finds the fork (see SessionRecorder)
+    return ["forked_from"]
+
+
+@hookimpl
 def agent_register_cli_commands(register):
     register("sessions", cmd_sessions, "list saved sessions", usage=[
         ("[--all]", "saved sessions of this directory (resume with -c or -r ID)")])

@@ -166,6 +166,11 @@ TODO_WRITE = Tool(
 
 
 @hookimpl
+def agent_persisted_keys(config):
+    return [DATA_KEY]  # the task list comes back with the session (-c, -r, /resume)
+
+
+@hookimpl
 def agent_register_tools(register, config):
     register(TODO_WRITE)
 

@@ -78,7 +78,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 TEMPORARY: dict[tuple[str, str], str] = {
     ("agent/presets.py", "openai"): "move18: presets move into the setup plugin / ProviderSpec",
     ("agent/presets.py", "anthropic"): "move18: presets move into the setup plugin",
-    ("agent/sessions_core.py", "todos"): "move18: PERSISTED_KEYS declared by the plugins",
     ("agent/plugins.py", "bell"): "data18 (not done yet): OPT_IN should be declared by the "
                                   "plugin's entry point, not listed in plugins.py",
     ("agent/plugins.py", "format"): "data18 (not done yet): as above",
@@ -93,8 +92,6 @@ API_HEADING = "## The plugin API"
 TEMPORARY_IMPORTS: dict[tuple[str, str], str] = {
     ("plugins_builtin/sessions.py", "agent.sessions_core"): "move18: sessions becomes one "
                                                             "plugin package",
-    ("plugins_builtin/prune.py", "agent.sessions_core"): "move18: persisted keys declared by "
-                                                         "plugins",
 }
 
 

@@ -17,6 +17,7 @@ from clirun import agent_env, run_agent
 from fakeprovider import Reply
 from waiting import wait_until
 
+from agent import hookimpl
 from agent.messages import Message, TextPart, ToolCallPart
 from agent.session import Runtime
 from agent.sessions_core import (
@@ -472,3 +473,39 @@ def test_a_history_replaced_in_place_is_saved_whole_with_the_next_message(boot):
     assert store.get_session(session.id).message_count == 2
     session._append(Message.user("five"))
     assert store.get_session(session.id).message_count == 3
+
+
+class ReviewedFiles:
+    """A third-party plugin that keeps one saved key and one run-time key in session.data."""
+
+    @hookimpl
+    def agent_persisted_keys(self, config):
+        return ["reviewed"]
+
+
+def test_only_the_keys_plugins_declare_are_saved_and_restored(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    builtins = ["sessions", "todos", "openai"]
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=builtins,
+                              extra=[("reviewed", ReviewedFiles())])
+    session = open_session(offline_runtime(config, hooks))
+    session.data.update(reviewed=["a.py"], todos=[{"content": "x", "status": "pending"}],
+                        scratch="run-time only")
+    session._append(Message.user("review a.py"))
+    with Store.open(config.state_dir) as store:
+        assert store.get_session(session.id).data == {
+            "reviewed": ["a.py"], "todos": [{"content": "x", "status": "pending"}]}
+    later = open_session(offline_runtime(config, hooks), session_id=session.id)
+    assert later.data["reviewed"] == ["a.py"] and "scratch" not in later.data
+    hooks.unconfigure(config)
+
+    # The same store read by a run without the plugin: its key is neither restored nor saved.
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=builtins)
+    plain = open_session(offline_runtime(config, hooks), session_id=session.id)
+    assert "reviewed" not in plain.data and plain.data["todos"][0]["content"] == "x"
+    plain.data["reviewed"] = ["b.py"]
+    plain._append(Message.user("again"))
+    with Store.open(config.state_dir) as store:
+        assert "reviewed" not in store.get_session(session.id).data
+    hooks.unconfigure(config)
