@@ -68,11 +68,8 @@ def agent_register_tools(register: Any, config: Any) -> None:
 
 
 @hookimpl
-def agent_configure(config: Any) -> None:
-    # Until a persisted-keys hook exists, the session store's own registration.
-    from agent.sessions_core import persist_data_key
-
-    persist_data_key(KEY)
+def agent_persisted_keys(config: Any) -> list[str]:
+    return [KEY]  # saved with the session, back on resume
 
 
 @hookimpl
