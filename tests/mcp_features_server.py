@@ -6,7 +6,8 @@ Tools: ``whereami`` (the roots it was given), ``pick_color`` (asks the user, enu
 ``make_report`` (returns a resource link); two ``memo://`` resources; a ``review`` prompt;
 ``summarise`` (asks the client's model through sampling); ``snapshot`` (text, a PNG image and
 structured content); the ``memo://logo.png`` resource is a PNG.
-Run: ``python mcp_features_server.py`` (stdio).
+Run: ``python mcp_features_server.py`` (stdio); ``make_server().streamable_http_app()`` is
+the same server over Streamable HTTP.
 """
 
 import json
@@ -123,10 +124,16 @@ async def get_prompt(ctx, params):
         role="user", content=types.TextContent(type="text", text=wording))])
 
 
+def make_server() -> Server:
+    """The server, for stdio (``main``) or Streamable HTTP (``server.streamable_http_app()``,
+    served by the tests in a thread)."""
+    return Server("features", on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_read_resource=read_resource,
+                  on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+
+
 async def main() -> None:
-    server = Server("features", on_list_tools=list_tools, on_call_tool=call_tool,
-                    on_list_resources=list_resources, on_read_resource=read_resource,
-                    on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    server = make_server()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
