@@ -254,7 +254,8 @@ def run_main(argv: list[str]) -> int:
         from agent.rule_check import unmatchable_rule
 
         known = boot.hooks.tools(boot.config)
-        problem = unknown_flag_tools(boot.config, known) or unmatchable_rule(boot.config, known)
+        problem = unknown_flag_tools(boot.config, known, boot.hooks.late_tools(boot.config)) \
+            or unmatchable_rule(boot.config, known)
         if problem:
             return _fail(problem, 2)
     code = _resolve_resume(boot, args)
@@ -384,17 +385,21 @@ def _log_file_class() -> Any:
     return LogFile
 
 
-def unknown_flag_tools(config: Any, tools: dict[str, Any]) -> str:
+def unknown_flag_tools(config: Any, tools: dict[str, Any], late: Sequence[str] = ()) -> str:
     """A message naming an ``--allow``/``--deny`` tool that matches no tool, or ``""``.
 
-    A typo in ``--deny`` must not pass silently.  Wildcard keys and MCP tools (whose servers
-    may not have connected yet) are not checked.
+    A typo in ``--deny`` must not pass silently.  Wildcard keys and tools matching ``late``
+    (patterns of tools plugins register after startup, ``agent_late_tools``: an MCP
+    server's, before it has connected) are not checked.
     """
+    from fnmatch import fnmatchcase
+
     flags = config.permission_flags
     if flags is None:
         return ""
     for flag, tool in flags.tools():
-        if "*" in tool or "?" in tool or tool.startswith("mcp__") or tool in tools:
+        if "*" in tool or "?" in tool or tool in tools \
+                or any(fnmatchcase(tool, pattern) for pattern in late):
             continue
         return (f"{flag} {tool}: no tool is named {tool!r}. Tools: "
                 f"{', '.join(sorted(tools))}")

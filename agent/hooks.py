@@ -326,6 +326,14 @@ class Hooks:
                 self._problem(plugin, "agent_register_mentions", exc)
         return found
 
+    def late_tools(self, config: Config) -> list[str]:
+        """Every plugin's patterns of tools registered after startup (``agent_late_tools``)."""
+        found: list[str] = []
+        for _, result in self._each("agent_late_tools", config=config):
+            if isinstance(result, (list, tuple)):
+                found.extend(p for p in result if isinstance(p, str) and p)
+        return found
+
     def secret_matchers(self, config: Config) -> list[SecretMatcher]:
         """Every plugin's secret-path matchers, in plugin-name order (errors isolated)."""
         found: list[SecretMatcher] = []

@@ -411,6 +411,23 @@ def agent_store_schema(config: Config) -> StoreSchema | None:
 
 
 @hookspec
+def agent_late_tools(config: Config) -> list[str] | None:
+    """Name the tools this plugin registers only after startup, as glob patterns.
+
+    Tools that appear later (an MCP server's, once it has connected in the background) are
+    not in the tool list when ``--allow``/``--deny`` are checked for typos; a rule naming a
+    tool that matches one of these patterns is accepted instead of refused.  Return a list
+    of patterns (``fnmatch`` syntax) or None.
+
+    Example::
+
+        @hookimpl
+        def agent_late_tools(config):
+            return ["remote__*"]
+    """
+
+
+@hookspec
 def agent_secret_matchers(config: Config) -> SecretMatcher | list[SecretMatcher] | None:
     """Say which workspace paths hold secrets, for the sandbox to hide from every command.
 

@@ -81,8 +81,6 @@ TEMPORARY: dict[tuple[str, str], str] = {
     ("agent/plugins.py", "bell"): "data18 (not done yet): OPT_IN should be declared by the "
                                   "plugin's entry point, not listed in plugins.py",
     ("agent/plugins.py", "format"): "data18 (not done yet): as above",
-    ("agent/cli.py", "mcp__"): "data18 (not done yet): unknown_flag_tools should ask the tool "
-                               "registry which names are dynamic, not know MCP's prefix",
 }
 
 #: Core modules a builtin may import, as docs/architecture.md lists them.

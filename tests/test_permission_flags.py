@@ -306,6 +306,32 @@ def test_wildcard_and_mcp_keys_are_accepted_without_a_matching_tool(dirs, fake_p
     assert proc.returncode == 0, proc.stderr
 
 
+def test_a_plugins_late_tools_are_accepted_and_other_unknown_names_refused(tmp_path):
+    from agent import hookimpl
+    from agent.cli import unknown_flag_tools
+    from agent.permission_flags import FlagRules
+    from agent.testing import make_boot
+
+    class Remote:
+        @hookimpl
+        def agent_late_tools(self, config):
+            return ["remote__*"]
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["files"],
+                              extra=[("remote", Remote())])
+    try:
+        tools, late = hooks.tools(config), hooks.late_tools(config)
+        assert late == ["remote__*"]
+        config.permission_flags = FlagRules.parse(["remote__box__run"], [])
+        assert unknown_flag_tools(config, tools, late) == ""
+        config.permission_flags = FlagRules.parse(["mcp__srv__tool"], [])  # mcp not loaded
+        assert "no tool is named 'mcp__srv__tool'" in unknown_flag_tools(config, tools, late)
+    finally:
+        hooks.unconfigure(config)
+
+
 @pytest.mark.e2e
 def test_policy_explain_takes_the_same_flags(dirs):
     home, ws = dirs

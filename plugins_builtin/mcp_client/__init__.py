@@ -150,6 +150,12 @@ def agent_unconfigure(config):
 
 
 @hookimpl
+def agent_late_tools(config):
+    """Servers connect in the background: their tools come after the startup checks."""
+    return ["mcp__*"]
+
+
+@hookimpl
 def agent_register_tools(register, config):
     st = state(config)
     if st is None or not st.enabled or not st.manager.servers:
