@@ -59,6 +59,7 @@ def _early_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable", action="append", default=[])
     p.add_argument("--enable", action="append", default=[])
     p.add_argument("--no-plugins", action="store_true")
+    p.add_argument("-p", "--print", dest="headless", action="store_true")
     return p
 
 
@@ -210,7 +211,9 @@ def run_main(argv: list[str]) -> int:
     early, _ = _early_parser().parse_known_args(argv)
     try:
         paths, file_data, host, hooks, options = load_plugins(
-            disable=early.disable, enable=early.enable, no_plugins=early.no_plugins)
+            disable=early.disable, enable=early.enable, no_plugins=early.no_plugins,
+            warm_sdk_for=argv if early.headless and "--help" not in argv
+            and "-h" not in argv else None)
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     parser = build_parser(options, hooks)

@@ -40,27 +40,79 @@ _REASON_CODES = {"end": EXIT_OK, "max_steps": EXIT_MAX_STEPS, "error": EXIT_PROV
                  "budget": EXIT_BUDGET, "interrupted": EXIT_INTERRUPTED}
 
 
+#: The longest streamed text waits in the buffer before it is flushed (a frame's time): a
+#: fast stream is written in a few large writes instead of one per token.
+FLUSH_EVERY = 0.016
+
+
+class BatchedOutput:
+    """Writes go to ``out`` at once; the flush follows within :data:`FLUSH_EVERY` seconds, once
+    for everything written meanwhile.  Without a running event loop it flushes at once.  A
+    flush that fails later (a closed pipe) raises at the next write or :meth:`flush_now`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._scheduled: asyncio.TimerHandle | None = None
+        self._failed: BaseException | None = None
+
+    def write(self, text: str) -> None:
+        self._raise_failure()
+        self.out.write(text)
+        if self._scheduled is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.out.flush()
+            return
+        self._scheduled = loop.call_later(FLUSH_EVERY, self._deferred_flush)
+
+    def flush_now(self) -> None:
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        self._raise_failure()
+        self.out.flush()
+
+    def _deferred_flush(self) -> None:
+        self._scheduled = None
+        try:
+            self.out.flush()
+        except (OSError, ValueError) as exc:  # raised where the turn can handle it
+            self._failed = exc
+
+    def _raise_failure(self) -> None:
+        if self._failed is not None:
+            failure, self._failed = self._failed, None
+            raise failure
+
+
 class TextPrinter:
     """Plain mode: the answer on stdout, one tagged line per diagnostic on stderr."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out, self.err = out, err
+        self.out, self.err = BatchedOutput(out), err
         self.ended_with_newline = True
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextEvent):
             self.out.write(clean_text(event.text))
-            self.out.flush()
             if event.text:
                 self.ended_with_newline = event.text.endswith("\n")
             return
         line = _diagnostic(event)
         if line is not None:
+            self.out.flush_now()  # the answer so far comes before the diagnostic
             self.err.write(clean_text(line) + "\n")
             self.err.flush()
-        if isinstance(event, ev.DoneEvent) and not self.ended_with_newline:
-            self.out.write("\n")
-            self.out.flush()
+        if isinstance(event, ev.DoneEvent):
+            if not self.ended_with_newline:
+                self.out.write("\n")
+            self.out.flush_now()
+
+    def finish(self) -> None:
+        """Flush what is still buffered (raises if stdout was closed)."""
+        self.out.flush_now()
 
 
 def _diagnostic(event: ev.Event) -> str | None:
@@ -90,16 +142,21 @@ def _diagnostic(event: ev.Event) -> str | None:
 
 
 class JsonPrinter:
-    """``--json``: one event object per line, flushed as it happens."""
+    """``--json``: one event object per line; streamed text events are flushed in batches
+    (within :data:`FLUSH_EVERY`), every other event as it happens."""
 
     def __init__(self, out: TextIO) -> None:
-        self.out = out
+        self.out = BatchedOutput(out)
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TurnStartEvent):
             return
         self.out.write(event.to_line() + "\n")
-        self.out.flush()
+        if not isinstance(event, (ev.TextEvent, ev.ReasoningEvent)):
+            self.out.flush_now()
+
+    def finish(self) -> None:
+        self.out.flush_now()
 
 
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
@@ -119,6 +176,9 @@ async def run_turn(session: Any, prompt: str, printer: Any) -> int:
             printer(event)
             if isinstance(event, ev.DoneEvent):
                 code = _REASON_CODES.get(event.reason, EXIT_PROVIDER)
+    finish = getattr(printer, "finish", None)
+    if finish is not None:
+        finish()
     return code
 
 

@@ -176,8 +176,8 @@ class LazyPlugin:
                     return None
                 if lazy._idle_config is not None and name in PER_RUN_HOOKS:
                     return None
-                if recorded is not None:
-                    return lazy._replay(name, recorded, bound)
+                if recorded is not None and lazy._replay(name, recorded, bound):
+                    return None
             return call(args, kwargs)
 
         stub: Any = {"generator": generator_stub, "async": async_stub,
@@ -191,21 +191,29 @@ class LazyPlugin:
 
     # ---- replaying recorded registrations ---------------------------------------------------
 
-    def _replay(self, name: str, calls: list[Any], kwargs: dict[str, Any]) -> None:
-        if name == "agent_addoption":
-            options = kwargs["options"]
-            for call in calls:
-                options.add(_build(call, {}))
-        elif name == "agent_register_providers":
-            register = kwargs["register"]
-            for index, call in enumerate(calls):
-                register(_build(call, {field: self._deferred(name, index, field)
-                                       for field in call["lazy"]}))
-        elif name == "agent_register_cli_commands":
-            register = kwargs["register"]
-            for index, call in enumerate(calls):
-                register(call["name"], self._deferred(name, index, None), call["summary"],
-                         usage=[tuple(row) for row in call.get("usage", ())])
+    def _replay(self, name: str, calls: list[Any], kwargs: dict[str, Any]) -> bool:
+        """Make the recorded registrations again; False (nothing registered) when the record
+        no longer fits agent's types, and the real hook must run instead."""
+        built: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]
+        try:
+            if name == "agent_addoption":
+                built = [(kwargs["options"].add, (_build(call, {}),), {}) for call in calls]
+            elif name == "agent_register_providers":
+                built = [(kwargs["register"], (_build(call, {
+                    field: self._deferred(name, index, field) for field in call["lazy"]}),), {})
+                    for index, call in enumerate(calls)]
+            else:
+                built = [(kwargs["register"], (call["name"], self._deferred(name, index, None),
+                                               call["summary"]),
+                          {"usage": [tuple(row) for row in call.get("usage", ())]})
+                         for index, call in enumerate(calls)]
+        except Exception:
+            log.debug("plugin %s: recorded %s does not fit, importing", self._plugin_name,
+                      name, exc_info=True)
+            return False
+        for register, args, keywords in built:
+            register(*args, **keywords)
+        return True
 
     def _deferred(self, hook_name: str, index: int, field: str | None) -> Callable[..., Any]:
         """A callable standing for what the ``index``-th registration passed (``field`` of

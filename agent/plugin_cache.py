@@ -315,6 +315,8 @@ def encode_dataclass(obj: Any, *, allow_callables: bool) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     lazy: list[str] = []
     for field in dataclasses.fields(obj):
+        if not field.init:
+            raise NotRecordable(f"{field.name} is not set by the constructor")
         value = getattr(obj, field.name)
         if callable(value) and not isinstance(value, type):
             if not allow_callables:
@@ -338,6 +340,10 @@ def encode_value(value: Any) -> Any:
         return {"list": [encode_value(v) for v in value]}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"dict": {k: encode_value(v) for k, v in value.items()}}
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dataclass": encode_dataclass(value, allow_callables=False)}
     raise NotRecordable(f"{type(value).__name__} is not plain data")
 
 
@@ -347,6 +353,10 @@ def decode_value(value: Any) -> Any:
             return tuple(decode_value(v) for v in value["tuple"])
         if "list" in value:
             return [decode_value(v) for v in value["list"]]
+        if "dataclass" in value:
+            call = value["dataclass"]
+            cls = decode_type(call["type"])
+            return cls(**{k: decode_value(v) for k, v in call["fields"].items()})
         return {k: decode_value(v) for k, v in value["dict"].items()}
     return value
 

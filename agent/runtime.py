@@ -7,7 +7,7 @@ the same way.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,15 +62,23 @@ def enabled_plugins(file_data: Mapping[str, Any], flag_enabled: Iterable[str]) -
 
 def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str] = (),
                  enable: Iterable[str] = (), no_plugins: bool = False,
-                 extra: Iterable[tuple[str, object]] = ()) -> tuple[
+                 extra: Iterable[tuple[str, object]] = (),
+                 warm_sdk_for: Sequence[str] | None = None) -> tuple[
                      cfg.Paths, dict[str, Any], plugins.PluginHost, Hooks, OptionRegistry]:
-    """Read the config file and load plugins; raises :class:`StartupError` on a bad file."""
+    """Read the config file and load plugins; raises :class:`StartupError` on a bad file.
+
+    ``warm_sdk_for`` (the command line of a run that will send a request) starts the likely
+    provider's SDK import on a thread first (:mod:`agent.sdk_warmup`)."""
     env = os.environ if env is None else env
     paths = cfg.Paths.resolve(env)
     try:
         file_data = cfg.read_toml(paths.config_file)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    if warm_sdk_for is not None and env.get("AGENT_SDK_WARMUP", "1") != "0":
+        from agent import sdk_warmup
+
+        sdk_warmup.start(sdk_warmup.guess_modules(warm_sdk_for, env, file_data))
     cache = None if env.get("AGENT_PLUGIN_CACHE", "1") == "0" \
         else paths.state_dir / PLUGIN_CACHE_FILE
     host = plugins.load(disabled=blocked_plugins(file_data, env, disable),

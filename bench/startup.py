@@ -1,14 +1,17 @@
 """Startup: `agent --version`, `agent --help`, `agent plugins` against `python -c pass` and a
-bare `import openai`.  Prints a markdown table; run `python bench/startup.py`."""
+bare `import openai`, and the same of `codex`/`claude` when on PATH (never installed); byte
+code cached.  Prints a markdown table; run `python bench/startup.py`."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 
-from _common import isolated_env, python_pass, row, wall
+from _common import compile_bytecode, isolated_env, python_pass, row, wall
 
 
 def main() -> list[str]:
+    compile_bytecode()
     env = isolated_env()
     base = python_pass()
     agent = [sys.executable, "-m", "agent"]
@@ -18,6 +21,13 @@ def main() -> list[str]:
         lines.append(row(label, wall(agent + args, env=env), base, "python -c pass"))
     sdk = wall([sys.executable, "-c", "import openai"], env=env)
     lines.append(row("python -c 'import openai' (what we avoid)", sdk, base, "python -c pass"))
+    for peer in ("codex", "claude"):
+        if shutil.which(peer) is None:
+            lines.append(f"| {peer} --version, --help | not on PATH | | |")
+            continue
+        for flag in ("--version", "--help"):
+            lines.append(row(f"{peer} {flag}", wall([peer, flag], env=env), base,
+                             "python -c pass"))
     return lines
 
 

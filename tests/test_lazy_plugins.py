@@ -90,17 +90,19 @@ def site(tmp_path):
     return site, markers
 
 
-def headless(tmp_path, site, fake_provider, *extra):
+def headless(tmp_path, site, fake_provider, *extra, **env):
     home = tmp_path / "h"
     home.mkdir(exist_ok=True)
     log = tmp_path / "imported.log"
     fake_provider.script(Reply.text("fine"))
     proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
                       "--model", "m", "--disable", "lazy_off", *extra], home=home, cwd=tmp_path,
-                     PYTHONPATH=str(site), OPENAI_API_KEY="x", IMPORTED_LOG=str(log))
+                     PYTHONPATH=str(site), OPENAI_API_KEY="x", IMPORTED_LOG=str(log),
+                     timeout=240, **env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
-    system = fake_provider.requests[-1].body["messages"][0]["content"]
+    body = fake_provider.requests[-1].body
+    system = body["messages"][0]["content"] if "messages" in body else body["instructions"]
     return set(log.read_text().split()), system, home
 
 
@@ -133,6 +135,19 @@ def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
                    "plugins_builtin.diff", "anthropic", "mcp"):
         assert module not in modules, f"{module} was imported on the headless path"
     assert "plugins_builtin.provider_openai" in modules and "openai" in modules
+
+
+@pytest.mark.parametrize("api,used,unused", [
+    ("chat", "openai.resources.chat.completions", "openai.resources.responses"),
+    ("responses", "openai.resources.responses", "openai.resources.chat")])
+def test_only_the_wire_api_in_use_is_imported(tmp_path, site, fake_provider, api, used,
+                                              unused):
+    # The SDK import starts on a thread before the plugins load; it must guess the same
+    # resource the provider will use, or it would import the types the issue keeps out.
+    path, _ = site
+    modules, _, _ = headless(tmp_path, path, fake_provider, AGENT_OPENAI_API=api)
+    assert used in modules
+    assert not [m for m in modules if m == unused or m.startswith(unused + ".")]
 
 
 def test_an_idle_plugin_works_as_before_once_configured(tmp_path, site, fake_provider):
