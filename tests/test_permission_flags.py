@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
 
@@ -26,9 +26,9 @@ def agent(fake_provider, home, ws, *flags, calls=(), text="done"):
     replies = [Reply(tool_calls=[(name, args, f"c{i}") for i, (name, args) in
                                  enumerate(calls)])] if calls else []
     fake_provider.script(*replies, Reply.text(text))
-    return run_agent(["-p", "go", "--json", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *flags],
-                     home=home, cwd=ws, OPENAI_API_KEY="x")
+    return run_agent_here(["-p", "go", "--json", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", *flags],
+                          home=home, cwd=ws, OPENAI_API_KEY="x")
 
 
 def outcome(proc):
@@ -53,7 +53,6 @@ def bash(command):
 
 # ---- --allow --------------------------------------------------------------------------------
 
-@pytest.mark.e2e
 def test_allow_a_tool_lets_its_writes_reach_disk_and_nothing_else(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -64,7 +63,6 @@ def test_allow_a_tool_lets_its_writes_reach_disk_and_nothing_else(dirs, fake_pro
     assert not marker.exists()
 
 
-@pytest.mark.e2e
 def test_without_flags_the_same_write_never_reaches_disk(dirs, fake_provider):
     home, ws = dirs
     proc = agent(fake_provider, home, ws, calls=[write("a.txt", "A")])
@@ -75,7 +73,6 @@ def test_without_flags_the_same_write_never_reaches_disk(dirs, fake_provider):
     assert "--allow write_file" in told[0]  # the model can tell the user what to pass
 
 
-@pytest.mark.e2e
 def test_allow_a_command_pattern_allows_only_what_it_matches(dirs, fake_provider):
     home, ws = dirs
     # touch writes its file, so the write needs allowing too (write_file rules judge it)
@@ -88,7 +85,6 @@ def test_allow_a_command_pattern_allows_only_what_it_matches(dirs, fake_provider
     assert sorted(os.listdir(ws)) == ["ok.txt"]
 
 
-@pytest.mark.e2e
 def test_allow_rules_repeat_and_each_part_of_a_compound_command_may_match_another(
         dirs, fake_provider):
     home, ws = dirs
@@ -99,7 +95,6 @@ def test_allow_rules_repeat_and_each_part_of_a_compound_command_may_match_anothe
     assert sorted(os.listdir(ws)) == ["a1", "b1"]
 
 
-@pytest.mark.e2e
 def test_allow_with_a_path_pattern(dirs, fake_provider):
     home, ws = dirs
     (ws / "src").mkdir()
@@ -109,7 +104,6 @@ def test_allow_with_a_path_pattern(dirs, fake_provider):
     assert sorted(os.listdir(ws / "src")) == ["a.py", "b.py"] and not (ws / "docs").exists()
 
 
-@pytest.mark.e2e
 def test_allow_never_lifts_a_config_deny(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text(
@@ -121,7 +115,6 @@ def test_allow_never_lifts_a_config_deny(dirs, fake_provider):
     assert not (ws / "locked" / "x").exists() and (ws / "free.txt").exists()
 
 
-@pytest.mark.e2e
 def test_allow_never_lifts_a_project_deny(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -132,7 +125,6 @@ def test_allow_never_lifts_a_project_deny(dirs, fake_provider):
     assert not (ws / "gen").exists() and (ws / "main.c").exists()
 
 
-@pytest.mark.e2e
 def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provider):
     home, ws = dirs
     (ws / ".env").write_text("TOKEN=1\n")
@@ -144,7 +136,6 @@ def test_allow_never_lifts_a_guard_or_the_default_secret_denial(dirs, fake_provi
     assert "TOKEN=1" not in json.dumps(fake_provider.requests[1].body)
 
 
-@pytest.mark.e2e
 def test_allow_never_allows_a_command_that_cannot_be_resolved(dirs, fake_provider):
     home, ws = dirs
     marker = ws / "marker"
@@ -157,7 +148,6 @@ def test_allow_never_allows_a_command_that_cannot_be_resolved(dirs, fake_provide
 
 # ---- --deny ---------------------------------------------------------------------------------
 
-@pytest.mark.e2e
 def test_deny_holds_under_yolo_and_against_an_allow(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -172,7 +162,6 @@ def test_deny_holds_under_yolo_and_against_an_allow(dirs, fake_provider):
     assert "--deny 'write_file:secret/*'" in told[0]
 
 
-@pytest.mark.e2e
 def test_flag_rules_on_write_file_judge_the_files_a_command_writes(dirs, fake_provider):
     home, ws = dirs
     (ws / "secret").mkdir()
@@ -188,7 +177,6 @@ def test_flag_rules_on_write_file_judge_the_files_a_command_writes(dirs, fake_pr
     assert not (ws / "b.txt").exists()
 
 
-@pytest.mark.e2e
 def test_deny_a_command_part_inside_a_compound_command(dirs, fake_provider):
     home, ws = dirs
     marker = ws.parent / "marker"
@@ -198,7 +186,6 @@ def test_deny_a_command_part_inside_a_compound_command(dirs, fake_provider):
     assert not marker.exists()
 
 
-@pytest.mark.e2e
 def test_deny_matches_symlinked_spellings_of_a_path(dirs, fake_provider):
     home, ws = dirs
     (ws / "secret").mkdir()
@@ -211,7 +198,6 @@ def test_deny_matches_symlinked_spellings_of_a_path(dirs, fake_provider):
 
 # ---- --permission-mode ----------------------------------------------------------------------
 
-@pytest.mark.e2e
 def test_accept_edits_allows_edits_inside_the_workspace_only(dirs, fake_provider):
     home, ws = dirs
     outside = ws.parent / "outside"
@@ -232,7 +218,6 @@ def test_accept_edits_allows_edits_inside_the_workspace_only(dirs, fake_provider
     assert os.listdir(outside) == [] and not marker.exists()
 
 
-@pytest.mark.e2e
 def test_accept_edits_leaves_configured_rules_in_charge(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nwrite_file = { "*" = "ask" }\n')
@@ -242,7 +227,6 @@ def test_accept_edits_leaves_configured_rules_in_charge(dirs, fake_provider):
     assert not (ws / "a.txt").exists()
 
 
-@pytest.mark.e2e
 def test_plan_mode_is_read_only_even_under_yolo(dirs, fake_provider):
     home, ws = dirs
     (ws / "notes.txt").write_text("read me\n")
@@ -260,7 +244,6 @@ def test_plan_mode_is_read_only_even_under_yolo(dirs, fake_provider):
     assert "plan mode" in told[1]
 
 
-@pytest.mark.e2e
 def test_permission_mode_from_the_config_file(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('permission_mode = "plan"\n')
@@ -269,7 +252,6 @@ def test_permission_mode_from_the_config_file(dirs, fake_provider):
     assert not (ws / "a.txt").exists()
 
 
-@pytest.mark.e2e
 def test_a_project_cannot_choose_the_permission_mode(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -280,7 +262,6 @@ def test_a_project_cannot_choose_the_permission_mode(dirs, fake_provider):
 
 # ---- bad input ------------------------------------------------------------------------------
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("flags,expected", [
     (["--allow", ":x"], "name a tool before the pattern"),
     (["--allow", "bash:"], "the pattern after ':' is empty"),
@@ -298,7 +279,6 @@ def test_bad_flags_stop_with_a_clear_error_before_any_request(dirs, fake_provide
     assert fake_provider.requests == [] and not (ws / "a.txt").exists()
 
 
-@pytest.mark.e2e
 def test_wildcard_and_mcp_keys_are_accepted_without_a_matching_tool(dirs, fake_provider):
     home, ws = dirs
     proc = agent(fake_provider, home, ws, "--deny", "mcp__*", "--allow", "mcp__srv__tool",
@@ -367,7 +347,6 @@ async def test_the_ui_header_says_what_the_flags_add(tmp_path, fake_provider):
         app.hooks.unconfigure(app.config)
 
 
-@pytest.mark.e2e
 def test_allow_follows_symlinks_to_where_a_path_really_leads(dirs, fake_provider):
     home, ws = dirs
     (ws / "src").mkdir()
