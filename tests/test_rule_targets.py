@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
 from agent.testing import gate_decision, make_boot
@@ -26,9 +26,9 @@ def dirs(tmp_path):
 def run(fake_provider, home, ws, calls, *flags):
     fake_provider.script(Reply(tool_calls=[(n, a, f"c{i}") for i, (n, a) in enumerate(calls)]),
                          Reply.text("done"))
-    proc = run_agent(["-p", "go", "--json", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *flags],
-                     home=home, cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "go", "--json", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", *flags],
+                          home=home, cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     out = {}
     for event in map(json.loads, proc.stdout.splitlines()):
@@ -38,7 +38,6 @@ def run(fake_provider, home, ws, calls, *flags):
     return out
 
 
-@pytest.mark.e2e
 def test_a_skill_rule_denies_the_named_skill_and_allows_the_rest(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nskill = {"*" = "allow", "commit" = "deny"}\n')
@@ -53,7 +52,6 @@ def test_a_skill_rule_denies_the_named_skill_and_allows_the_rest(dirs, fake_prov
     assert "Refused by the permission rule" in told[0]
 
 
-@pytest.mark.e2e
 def test_a_skill_rule_holds_under_yolo(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\nskill = {"commit" = "deny"}\n')
@@ -61,7 +59,6 @@ def test_a_skill_rule_holds_under_yolo(dirs, fake_provider):
     assert out["c0"][:2] == ("tool-denied", "rule")
 
 
-@pytest.mark.e2e
 def test_a_deny_flag_on_a_skill(dirs, fake_provider):
     home, ws = dirs
     out = run(fake_provider, home, ws, [("skill", {"name": "commit"}),
@@ -70,7 +67,6 @@ def test_a_deny_flag_on_a_skill(dirs, fake_provider):
     assert out["c0"][:2] == ("tool-denied", "rule") and out["c1"][0] == "tool-result"
 
 
-@pytest.mark.e2e
 def test_a_task_rule_matches_the_subagent_kind(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\ntask = {"*" = "allow", "review" = "deny"}\n')
@@ -78,16 +74,15 @@ def test_a_task_rule_matches_the_subagent_kind(dirs, fake_provider):
         Reply(tool_calls=[("task", {"description": "look", "prompt": "review it",
                                     "kind": "review"}, "c0")]),
         Reply.text("done"))
-    proc = run_agent(["-p", "go", "--json", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"],
-                     home=home, cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "go", "--json", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"],
+                          home=home, cwd=ws, OPENAI_API_KEY="x")
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     denied = [e for e in events if e["type"] == "tool-denied"]
     assert [e["id"] for e in denied] == ["c0"] and denied[0]["by"] == "rule"
     assert len(fake_provider.requests) == 2  # no subagent request was ever made
 
 
-@pytest.mark.e2e
 def test_a_grep_rule_matches_the_search_pattern(dirs, fake_provider):
     home, ws = dirs
     (ws / "a.txt").write_text("password = hunter2\nTODO: fix\n")
@@ -107,7 +102,6 @@ def git(ws, *argv):
                         "PATH": "/usr/bin:/bin", "HOME": str(ws)})
 
 
-@pytest.mark.e2e
 def test_a_git_show_rule_matches_the_ref_and_a_rev_path_is_a_read(dirs, fake_provider):
     home, ws = dirs
     git(ws, "init", "-q", "-b", "main")
@@ -152,12 +146,11 @@ async def test_targets_keep_the_default_policy_for_read_only_tools(dirs):
 
 def headless(fake_provider, home, ws, *flags):
     fake_provider.script(Reply.text("hi"))
-    return run_agent(["-p", "go", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *flags],
-                     home=home, cwd=ws, OPENAI_API_KEY="x")
+    return run_agent_here(["-p", "go", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", *flags],
+                          home=home, cwd=ws, OPENAI_API_KEY="x")
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("text,line", [
     ('[permission]\nbash = "ask"\ntodo_write = { "*" = "allow", "x" = "deny" }\n', 3),
     ('# rules\n[permission.current_time]\n"*" = "allow"\n"never" = "deny"\n', 4),
@@ -173,7 +166,6 @@ def test_a_pattern_rule_on_a_tool_without_subjects_is_refused_with_file_and_line
     assert fake_provider.requests == []
 
 
-@pytest.mark.e2e
 def test_a_project_rule_that_can_never_match_is_refused_too(dirs, fake_provider):
     home, ws = dirs
     (ws / ".agent").mkdir()
@@ -184,7 +176,6 @@ def test_a_project_rule_that_can_never_match_is_refused_too(dirs, fake_provider)
     assert fake_provider.requests == []
 
 
-@pytest.mark.e2e
 def test_a_flag_rule_that_can_never_match_is_refused(dirs, fake_provider):
     home, ws = dirs
     proc = headless(fake_provider, home, ws, "--deny", "current_time:tomorrow")
@@ -192,7 +183,6 @@ def test_a_flag_rule_that_can_never_match_is_refused(dirs, fake_provider):
     assert "--deny 'current_time:tomorrow': the permission rule" in proc.stderr
 
 
-@pytest.mark.e2e
 def test_one_decision_for_a_tool_without_subjects_is_fine_and_applies(dirs, fake_provider):
     home, ws = dirs
     (home / "config.toml").write_text('[permission]\ncurrent_time = {"*" = "deny"}\n')
