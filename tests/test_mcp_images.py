@@ -49,7 +49,8 @@ def _home(tmp_path: Path, wire: str, extra: str = "") -> tuple[Path, Path]:
 def _run(wire, fake_provider, home, ws, *args):
     url = fake_provider.base_url if wire == "anthropic" else fake_provider.openai_url
     proc = run_agent(["--yolo", "--json", *WIRES[wire], "--base-url", url, "--model", "m",
-                      *args], home=home, cwd=ws, OPENAI_API_KEY="x", ANTHROPIC_API_KEY="x")
+                      *args], home=home, cwd=ws, OPENAI_API_KEY="x", ANTHROPIC_API_KEY="x",
+                     timeout=240)  # starts a Python MCP server: slow on a loaded machine
     assert proc.returncode == 0, proc.stderr
     return proc
 
