@@ -88,6 +88,18 @@ def saved_messages(home: Path, prompt: str) -> list[dict[str, Any]] | None:
         conn.close()
 
 
+def saved_message_count(home: Path) -> int:
+    """How many messages the store holds, over every session (0 when there is no store)."""
+    path = db_path(home)
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(str(path))
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Saved messages as chat completions would carry them."""
     return chat_messages("", [Message.from_dict(m) for m in messages])
@@ -154,10 +166,18 @@ def run_trial(n: int, home: Path, ws: Path, rng: random.Random, *, max_delay: fl
             problems.append("messages the server saw are missing from the store")
     if not resume:
         return outcome
+    nothing_saved = saved_message_count(home) == 0
     with FakeProvider.start() as srv:
         srv.script(Reply.text("resumed"))
         proc2 = subprocess.run(agent_cmd(srv.openai_url, "-c", "-p", f"after kill {n}"),
                                cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+        if nothing_saved:
+            # Every kill so far landed before a prompt was saved: there is nothing to carry
+            # on, and saying so (exit 2, nothing sent) is the right answer.
+            if proc2.returncode != 2 or "no saved session" not in proc2.stderr or srv.requests:
+                problems.append(f"agent -c with nothing saved exited {proc2.returncode}: "
+                                f"{proc2.stderr.strip()[-300:]}")
+            return outcome
         if proc2.returncode != 0:
             problems.append(f"agent -c exited {proc2.returncode}: {proc2.stderr.strip()[-300:]}")
             return outcome

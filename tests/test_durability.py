@@ -17,7 +17,7 @@ import time
 import pytest
 from clirun import agent_env
 from fakeprovider import Reply
-from killtrial import agent_cmd, run_trials, saved_messages, summary
+from killtrial import agent_cmd, calibrate, run_trials, saved_messages, summary
 from wirecheck import assert_valid_request
 
 
@@ -25,8 +25,11 @@ from wirecheck import assert_valid_request
 def test_kill_9_at_random_moments(tmp_path):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
-    # Seeded: the same moments every run (spread from startup to the tools and the answer).
-    outcomes, final = run_trials(3, home, ws, seed=7, max_delay=2.0)
+    # One whole run first: it measures the span kill moments are spread over (startup, the
+    # tools, the answer) on this machine at this load, and leaves a saved session, so every
+    # `agent -c` after a kill has something to carry on. Seeded: the same fractions every run.
+    span = calibrate(home, ws, seed=7)
+    outcomes, final = run_trials(3, home, ws, seed=7, max_delay=span)
     report = "\n".join(summary(outcomes, final))
     assert not final and all(not o.problems for o in outcomes), report
     assert sum(o.killed for o in outcomes) >= 2, report
