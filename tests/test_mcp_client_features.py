@@ -13,11 +13,10 @@ from types import SimpleNamespace
 import pytest
 from clirun import run_agent
 from fakeprovider import Reply
+from mcp_features import SERVER, connected, feature_tool, features_home
 
 from agent.testing import gate_decision, make_boot, run_tool
 from plugins_builtin.mcp_client import state
-
-SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
 
 
 def boot(tmp_path: Path, builtins=("mcp",), **file_data):
@@ -31,18 +30,11 @@ def boot(tmp_path: Path, builtins=("mcp",), **file_data):
 @pytest.fixture
 def feat(tmp_path):
     config, hooks = boot(tmp_path)
-    hooks.tools(config)
-    state(config).manager.wait(60)
-    try:
+    with connected(config, hooks):
         yield config, hooks
-    finally:
-        hooks.unconfigure(config)
 
 
-def tool(config, name):
-    st = state(config)
-    definition = next(t for t in st.manager.tools["feat"] if t["name"] == name)
-    return st.factory.tool("feat", definition)
+tool = feature_tool
 
 
 def session_with(asker):
@@ -118,12 +110,7 @@ async def test_destructive_hint_is_named_in_the_approval_and_read_only_is_opt_in
 
 @pytest.mark.e2e
 def test_headless_elicitation_is_declined(tmp_path, fake_provider):
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    home.mkdir()
-    (home / "config.toml").write_text(
-        "mcp_startup_timeout = 120\n"
-        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
+    home, ws = features_home(tmp_path)
     fake_provider.script(Reply.tool_call("mcp__feat__pick_color", {}, id="c1"),
                          Reply.text("ok"))
     proc = run_agent(["-p", "pick", "--yolo", "--json", "--provider", "openai",
@@ -212,13 +199,7 @@ async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_pat
 
 @pytest.mark.e2e
 def test_headless_sampling_is_declined_and_no_model_call_is_made(tmp_path, fake_provider):
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    home.mkdir()
-    (home / "config.toml").write_text(
-        "mcp_startup_timeout = 120\n"
-        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n'
-        '[permission]\n"mcp__feat__summarise" = "allow"\n')
+    home, ws = features_home(tmp_path, tables='[permission]\n"mcp__feat__summarise" = "allow"\n')
     fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="c1"),
                          Reply.text("ok"))
     proc = run_agent(["-p", "summarise", "--json", "--provider", "openai",

@@ -15,10 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from mcp_features import connected, feature_tool
 
 from agent.mentions import expand
 from agent.testing import make_boot, run_tool
-from plugins_builtin.mcp_client import state
 
 SERVER = Path(__file__).with_name("mcp_features_server.py")
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"
@@ -53,18 +53,11 @@ def feat(tmp_path, features_url):
     ws.mkdir()
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["mcp"],
                               file_data={"mcp_servers": {"feat": {"url": features_url}}})
-    hooks.tools(config)
-    state(config).manager.wait(60)
-    try:
+    with connected(config, hooks):
         yield config, hooks
-    finally:
-        hooks.unconfigure(config)
 
 
-def tool(config, name):
-    st = state(config)
-    definition = next(t for t in st.manager.tools["feat"] if t["name"] == name)
-    return st.factory.tool("feat", definition)
+tool = feature_tool
 
 
 async def test_roots_elicitation_and_progress_over_http(feat):

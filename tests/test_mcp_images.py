@@ -7,12 +7,12 @@ after the session is resumed; an endpoint set not to take images gets a placehol
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from clirun import run_agent
 from fakeprovider import Reply
+from mcp_features import features_home
 from wirecheck import assert_valid_request
 
 from agent.messages import (
@@ -23,7 +23,6 @@ from agent.messages import (
     bounded_images,
 )
 
-SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"
        "5ErkJggg==")
 DATA_URL = f"data:image/png;base64,{PNG}"
@@ -36,13 +35,8 @@ WIRES = {  # wire format -> agent flags
 
 
 def _home(tmp_path: Path, wire: str, extra: str = "") -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    home.mkdir()
-    (home / "config.toml").write_text(
-        "mcp_startup_timeout = 120\n" + extra
-        + (f'openai_api = "{wire}"\n' if wire != "anthropic" else "")
-        + f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
+    home, ws = features_home(
+        tmp_path, top=extra + (f'openai_api = "{wire}"\n' if wire != "anthropic" else ""))
     return home, ws
 
 

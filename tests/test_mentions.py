@@ -5,18 +5,16 @@ what a prompt names, through a real session to the request bytes; MCP resources 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from clirun import run_agent
 from fakeprovider import Reply
+from mcp_features import features_home
 
 from agent import Attachment, ImagePart, MentionEntry, MentionError, MentionSource, hookimpl
 from agent.mentions import MAX_CHARS, expand, mentions
 from agent.testing import collect, make_boot, make_session
 
-SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"
        "5ErkJggg==")
 TICKETS = {"T-1": "the login page is slow", "T-2": "x" * (MAX_CHARS + 10)}
@@ -72,12 +70,7 @@ async def test_agent_register_mentions_attaches_to_the_request(tmp_path, fake_pr
 
 @pytest.mark.e2e
 def test_headless_prompt_attaches_an_mcp_resource(tmp_path, fake_provider):
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    home.mkdir()
-    (home / "config.toml").write_text(
-        "mcp_startup_timeout = 120\n"
-        f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
+    home, ws = features_home(tmp_path)
     fake_provider.script(Reply.text("tea and Ada"))
     proc = run_agent(["-p", "summarise @feat:memo://notes/today and @feat:memo://gone",
                       "--json", "--provider", "openai", "--base-url", fake_provider.openai_url,
