@@ -75,12 +75,12 @@ def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str]
         file_data = cfg.read_toml(paths.config_file)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    cache = None if env.get("AGENT_PLUGIN_CACHE", "1") == "0" \
+        else paths.state_dir / PLUGIN_CACHE_FILE
     if warm_sdk_for is not None and env.get("AGENT_SDK_WARMUP", "1") != "0":
         from agent import sdk_warmup
 
-        sdk_warmup.start(sdk_warmup.guess_modules(warm_sdk_for, env, file_data))
-    cache = None if env.get("AGENT_PLUGIN_CACHE", "1") == "0" \
-        else paths.state_dir / PLUGIN_CACHE_FILE
+        sdk_warmup.start(sdk_warmup.guess_modules(warm_sdk_for, env, file_data, cache))
     host = plugins.load(disabled=blocked_plugins(file_data, env, disable),
                         enabled=enabled_plugins(file_data, enable),
                         builtin_only=no_plugins, extra=extra, cache=cache)

@@ -1,10 +1,11 @@
 """Start importing the provider SDK first, on a thread, in a run that will send a request.
 
-Importing ``openai`` or ``anthropic`` takes longer than everything else a headless run does
+Importing a provider's SDK takes longer than everything else a headless run does
 before its request, and none of that (plugins, the config, the store, instruction files)
 needs the SDK.  So ``agent -p`` guesses the provider as soon as it has read the config file,
-the way :func:`agent.runtime.provider_settings` will choose it, and imports that SDK's client
-and the one resource the default wire API posts to on a daemon thread.  The provider's own
+the way :func:`agent.runtime.provider_settings` will choose it, from the provider specs the
+plugin description cache recorded (no plugin is imported for it), and imports that provider's
+``ProviderSpec.warm_modules`` on a daemon thread.  The provider's own
 ``import`` later finds the module done, or waits for the thread to finish it (the import
 lock); a wrong guess costs only the import.  Never used on the way to ``--help``,
 ``--version`` or the first frame.
@@ -15,17 +16,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("agent.sdk_warmup")
-
-#: What a provider's first request imports: the client and the one resource its wire API
-#: posts to (``openai_api = "responses"`` imports the responses types, otherwise only chat's).
-SDK_MODULES = {
-    "openai": ("openai", "openai.resources.chat.completions"),
-    "openai/responses": ("openai", "openai.resources.responses"),
-    "anthropic": ("anthropic", "anthropic.resources.messages"),
-}
 
 #: Standard library modules both the SDKs and agent's own code import: taken on this thread
 #: first, so the two threads never wait for each other's half-imported modules.
@@ -33,10 +27,27 @@ SHARED = ("asyncio", "ssl", "json", "email.utils", "email.message", "http.client
           "urllib.parse", "concurrent.futures", "uuid", "typing", "base64")
 
 
+def recorded_providers(cache_file: Path | None) -> list[dict[str, Any]]:
+    """The provider specs the plugin description cache recorded (their plain fields), read
+    without importing any plugin; empty when there is no usable cache (the first run)."""
+    if cache_file is None:
+        return []
+    from agent import plugin_cache
+
+    specs = []
+    for entry in plugin_cache.read(cache_file).values():
+        for call in entry.get("recorded", {}).get("agent_register_providers", []):
+            fields = call.get("fields") if isinstance(call, dict) else None
+            if isinstance(fields, dict) and isinstance(fields.get("name"), str):
+                specs.append({k: plugin_cache.decode_value(v) for k, v in fields.items()})
+    return specs
+
+
 def guess_provider(argv: Sequence[str], env: Mapping[str, str],
-                   file_data: Mapping[str, Any]) -> str:
+                   file_data: Mapping[str, Any], specs: Sequence[Mapping[str, Any]]) -> str:
     """The provider this run will most likely use: ``--provider``, ``AGENT_PROVIDER``, the
-    config file's ``provider``, else the first standard key present (anthropic, openai)."""
+    config file's ``provider``, else the one :func:`agent.providers.auto_provider` would
+    pick from the recorded specs (highest ``auto_priority`` whose key variable is set)."""
     for index, arg in enumerate(argv):
         if arg == "--provider" and index + 1 < len(argv):
             return argv[index + 1]
@@ -46,21 +57,23 @@ def guess_provider(argv: Sequence[str], env: Mapping[str, str],
         return env["AGENT_PROVIDER"]
     if isinstance(file_data.get("provider"), str):
         return str(file_data["provider"])
-    for name, key in (("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")):
-        if env.get(key):
-            return name
-    return "anthropic"
+    ranked = sorted((s for s in specs if isinstance(s.get("auto_priority"), int)),
+                    key=lambda s: (-int(s["auto_priority"]), str(s["name"])))
+    keyed = [s for s in ranked if s.get("env_key") and env.get(str(s["env_key"]))]
+    chosen = keyed or ranked
+    return str(chosen[0]["name"]) if chosen else ""
 
 
 def guess_modules(argv: Sequence[str], env: Mapping[str, str],
-                  file_data: Mapping[str, Any]) -> tuple[str, ...]:
-    """The modules the guessed provider's first request will import."""
-    provider = guess_provider(argv, env, file_data)
-    if provider == "openai":
-        api = env.get("AGENT_OPENAI_API") or file_data.get("openai_api")
-        if api == "responses":
-            provider = "openai/responses"
-    return SDK_MODULES.get(provider, ())
+                  file_data: Mapping[str, Any], cache_file: Path | None) -> tuple[str, ...]:
+    """The SDK modules (``ProviderSpec.warm_modules``) of the guessed provider."""
+    specs = recorded_providers(cache_file)
+    name = guess_provider(argv, env, file_data, specs)
+    for spec in specs:
+        if spec["name"] == name:
+            modules = spec.get("warm_modules") or ()
+            return tuple(str(m) for m in modules)
+    return ()
 
 
 def start(modules: Sequence[str]) -> threading.Thread | None:
