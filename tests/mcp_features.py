@@ -43,3 +43,37 @@ def feature_tool(config: Any, name: str) -> Any:
     st = state(config)
     definition = next(t for t in st.manager.tools["feat"] if t["name"] == name)
     return st.factory.tool("feat", definition)
+
+
+async def assert_sampling_round_trip(config: Any, hooks: Any, fake_provider: Any) -> Any:
+    """The model calls ``summarise``; the server's sampling request goes through the
+    session's provider after an approval that names the server, and its answer comes back as
+    the tool's result. Checked on the requests the fake provider received; returns the
+    session (for what the caller checks beyond)."""
+    import json
+
+    from fakeprovider import Reply
+
+    from agent.testing import collect, make_session
+
+    asked = []
+
+    async def approver(request: Any) -> str:
+        asked.append(request)
+        return "yes"
+
+    session = make_session(config, hooks, base_url=fake_provider.openai_url, approver=approver)
+    fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="s1"),
+                         Reply.text("Groceries for tea."),  # the server's sampling request
+                         Reply.text("done"))
+    await collect(session, "summarise it")
+    sampling = fake_provider.requests[1].body
+    assert sampling["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert sampling["messages"][-1]["content"] == "Summarise: tea, milk, sugar."
+    assert "tools" not in sampling or not sampling["tools"]
+    tool_message = fake_provider.requests[2].body["messages"][-1]
+    assert json.loads(tool_message["content"])["text"] == "Groceries for tea."
+    assert any("the MCP server feat asks the model" in a.reason and "tea, milk" in a.reason
+               for a in asked)
+    assert len(fake_provider.requests) == 3
+    return session

@@ -13,7 +13,13 @@ from types import SimpleNamespace
 import pytest
 from clirun import run_agent
 from fakeprovider import Reply
-from mcp_features import SERVER, connected, feature_tool, features_home
+from mcp_features import (
+    SERVER,
+    assert_sampling_round_trip,
+    connected,
+    feature_tool,
+    features_home,
+)
 
 from agent.testing import gate_decision, make_boot, run_tool
 from plugins_builtin.mcp_client import state
@@ -162,39 +168,13 @@ async def test_prompts_become_slash_commands_that_send_the_filled_prompt(feat, t
 
 async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_path,
                                                                          fake_provider):
-    from agent.testing import collect, make_session
-
     config, hooks = boot(tmp_path, builtins=("mcp", "openai", "budget"))
-    try:
-        hooks.tools(config)
-        state(config).manager.wait(60)
-        asked = []
-
-        async def approver(request):
-            asked.append(request)
-            return "yes"
-
-        session = make_session(config, hooks, base_url=fake_provider.openai_url,
-                               approver=approver)
-        fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="s1"),
-                             Reply.text("Groceries for tea."),  # the server's sampling request
-                             Reply.text("done"))
-        await collect(session, "summarise it")
-        sampling = fake_provider.requests[1].body
-        assert sampling["messages"][0] == {"role": "system", "content": "Be brief."}
-        assert sampling["messages"][-1]["content"] == "Summarise: tea, milk, sugar."
-        assert "tools" not in sampling or not sampling["tools"]
-        tool_message = fake_provider.requests[2].body["messages"][-1]
-        assert json.loads(tool_message["content"])["text"] == "Groceries for tea."
-        reasons = [a.reason for a in asked]
-        assert any("the MCP server feat asks the model" in r and "tea, milk" in r
-                   for r in reasons)
+    with connected(config, hooks):
+        session = await assert_sampling_round_trip(config, hooks, fake_provider)
         from plugins_builtin.budget import spend
 
         # Booked like the session's own steps: three requests, the sampling one included.
-        assert spend.ledger(session).own.requests == 3 and len(fake_provider.requests) == 3
-    finally:
-        hooks.unconfigure(config)
+        assert spend.ledger(session).own.requests == 3
 
 
 @pytest.mark.e2e

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from mcp_features import connected, feature_tool
+from mcp_features import assert_sampling_round_trip, connected, feature_tool
 
 from agent.mentions import expand
 from agent.testing import make_boot, run_tool
@@ -110,30 +110,9 @@ async def test_prompts_over_http(feat):
 
 async def test_sampling_over_http_goes_through_the_sessions_provider_with_approval(
         tmp_path, features_url, fake_provider):
-    from fakeprovider import Reply
-
-    from agent.testing import collect, make_session
-
     ws = tmp_path / "ws"
     ws.mkdir()
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["mcp", "openai", "budget"],
                               file_data={"mcp_servers": {"feat": {"url": features_url}}})
     with connected(config, hooks):
-        asked = []
-
-        async def approver(request):
-            asked.append(request)
-            return "yes"
-
-        session = make_session(config, hooks, base_url=fake_provider.openai_url,
-                               approver=approver)
-        fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="s1"),
-                             Reply.text("Groceries for tea."),  # the server's sampling request
-                             Reply.text("done"))
-        await collect(session, "summarise it")
-        sampling = fake_provider.requests[1].body
-        assert sampling["messages"][-1]["content"] == "Summarise: tea, milk, sugar."
-        tool_message = fake_provider.requests[2].body["messages"][-1]
-        assert json.loads(tool_message["content"])["text"] == "Groceries for tea."
-        assert any("the MCP server feat asks the model" in a.reason for a in asked)
-        assert len(fake_provider.requests) == 3
+        await assert_sampling_round_trip(config, hooks, fake_provider)
