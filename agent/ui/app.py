@@ -464,7 +464,16 @@ class App:
             asyncio.get_running_loop().call_soon(self.drain_queue)
 
     async def _refresh_after(self, session: Any) -> None:
-        await session.after_turn_idle()
+        # The work may start after the turn's last refresh, so its panel (the formatter's
+        # "formatting: ...") is asked for on a ticker until the work ends, then once more.
+        idle = asyncio.ensure_future(session.after_turn_idle())
+        try:
+            while not idle.done():
+                self.refresh_panels()
+                self.redraw.request()
+                await asyncio.wait({idle}, timeout=0.1)
+        finally:
+            idle.cancel()
         self.update_status()
 
     async def _attach_mentions(self, text: str) -> Any:
