@@ -215,7 +215,9 @@ class ProviderSpec:
     no such key is set, the highest of them is used (and asks for its key).  None (the
     default) means the provider is used only when named.  ``warm_modules`` are imported in a
     background thread after the first frame (its SDK), so the first answer does not wait
-    for a 0.3-0.9 s import; they are never imported on the way to the first frame.
+    for a 0.3-0.9 s import, and again, on a worker thread, before a session's first
+    request, so the event loop never waits for them (:func:`agent.sdk_warmup.import_off_loop`);
+    they are never imported on the way to the first frame.
     """
 
     name: str

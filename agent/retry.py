@@ -246,6 +246,18 @@ def _environment_proxies() -> dict[str, str | None]:
         return {}
 
 
+def _import_async_backend() -> None:
+    """Import anyio's asyncio backend, which the transport otherwise imports inside its
+    first request (50-100 ms on the event loop); the providers build their clients on a
+    worker thread, so this import happens there."""
+    import importlib
+
+    try:
+        importlib.import_module("anyio._backends._asyncio")
+    except ImportError:  # pragma: no cover - depends on the anyio version
+        pass
+
+
 def async_http_client(*, timeout: float | None = None, named_events: bool = False,
                       **kwargs: Any) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` for an SDK whose event streams are checked by
@@ -257,6 +269,7 @@ def async_http_client(*, timeout: float | None = None, named_events: bool = Fals
     SDK passes its own per request anyway).  Extra ``kwargs`` go to ``httpx2.AsyncClient``.
     """
     limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
+    _import_async_backend()
 
     def transport(proxy: str | None = None) -> SSECheckTransport:
         inner = httpx2.AsyncHTTPTransport(

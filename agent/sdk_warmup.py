@@ -9,13 +9,20 @@ plugin description cache recorded (no plugin is imported for it), and imports th
 ``import`` later finds the module done, or waits for the thread to finish it (the import
 lock); a wrong guess costs only the import.  Never used on the way to ``--help``,
 ``--version`` or the first frame.
+
+Either way the event loop never waits for an SDK import itself: before a session's first
+request, :func:`import_off_loop` imports the provider's ``warm_modules`` on a worker thread
+and awaits it there, so a prompt sent while the warm-up thread is still importing (or before
+it began) leaves the screen drawing and the keys echoing instead of freezing on the import
+lock for the 1-2 s the import takes on a loaded machine.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +83,32 @@ def guess_modules(argv: Sequence[str], env: Mapping[str, str],
     return ()
 
 
+#: Modules :func:`import_off_loop` has seen imported (or fail).  Not ``sys.modules``: a
+#: module is listed there from the moment its import starts, half-initialised.
+_IMPORTED: set[str] = set()
+
+
+async def import_off_loop(modules: Iterable[str]) -> None:
+    """Import ``modules`` (a :class:`agent.providers.ProviderSpec`'s ``warm_modules``) on a
+    worker thread and wait for them there, not on the event loop.  An import another thread
+    has under way (the warm-up) is waited for on the worker too, by the import lock.  A
+    failed import is left for the provider to report when it imports for real."""
+    import asyncio
+
+    for name in modules:
+        if name in _IMPORTED:
+            continue
+        try:
+            await asyncio.to_thread(importlib.import_module, name)
+        except Exception:
+            log.debug("could not import %s ahead of the request", name, exc_info=True)
+        _IMPORTED.add(name)
+
+
 def start(modules: Sequence[str]) -> threading.Thread | None:
     """Import ``modules`` (an SDK's, from :func:`guess_modules`) on a daemon thread."""
     if not modules:
         return None
-    import importlib
 
     for name in SHARED:
         importlib.import_module(name)

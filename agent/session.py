@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
+from agent import sdk_warmup
 from agent.gate import Approver, Gate
 from agent.messages import (
     INVALID_JSON,
@@ -324,6 +325,10 @@ class Session:
                         event = ev.CompactedEvent(int(compacted[0]), int(compacted[1]))
                         self._emit_coarse(event)
                         yield event
+                    spec = self.runtime.provider_spec
+                    if spec is not None and spec.warm_modules:
+                        # Its SDK imports on a worker: the UI keeps drawing meanwhile.
+                        await sdk_warmup.import_off_loop(spec.warm_modules)
                     async for item in self.runtime.provider.stream(request):
                         if isinstance(item, TextDelta):
                             text = clean_text(item.text)  # as the history will hold it

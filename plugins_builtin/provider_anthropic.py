@@ -411,35 +411,50 @@ class AnthropicProvider:
         """The SDK client, built on first use in the running loop."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            import anthropic
-
-            from agent.retry import async_http_client
-
-            _quiet_sdk_warnings()
-            s = self.settings
-            key = s.api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise ProviderError(
-                    "no API key for anthropic: set ANTHROPIC_API_KEY or configure api_key",
-                    kind="auth",
-                )
-            # An explicit key keeps the SDK from walking its credential chain (profiles on
-            # disk, federation).  x-api-key too: compatible servers often only read that.
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self.base_url,
-                # Retries happen in agent.streaming, which also retries streams that stall
-                # after their headers (the SDK retries only the opening).
-                max_retries=0,
-                timeout=s.timeout,
-                default_headers={"x-api-key": key},
-                http_client=async_http_client(timeout=s.timeout, named_events=True),
-            )
-            self._loop = loop
-            # The SDK imports each resource on first use: do it now, not inside the first
-            # request's deadlines.
-            self._client.messages  # noqa: B018
+            self._client, self._loop = self._build(), loop
         return self._client
+
+    async def ready_client(self) -> Any:
+        """:meth:`client`, built on a worker thread when it is new: the SDK's transport (its
+        SSL context) and resource modules take 0.3-0.8 s on a loaded machine, which on the
+        event loop would freeze the screen."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            built = await asyncio.to_thread(self._build)
+            if self._client is None or self._loop is not loop:  # not built meanwhile
+                self._client, self._loop = built, loop
+        return self._client
+
+    def _build(self) -> Any:
+        """A new ``anthropic.AsyncAnthropic`` (any thread: it opens nothing yet)."""
+        import anthropic
+
+        from agent.retry import async_http_client
+
+        _quiet_sdk_warnings()
+        s = self.settings
+        key = s.api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ProviderError(
+                "no API key for anthropic: set ANTHROPIC_API_KEY or configure api_key",
+                kind="auth",
+            )
+        # An explicit key keeps the SDK from walking its credential chain (profiles on
+        # disk, federation).  x-api-key too: compatible servers often only read that.
+        client = anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=self.base_url,
+            # Retries happen in agent.streaming, which also retries streams that stall
+            # after their headers (the SDK retries only the opening).
+            max_retries=0,
+            timeout=s.timeout,
+            default_headers={"x-api-key": key},
+            http_client=async_http_client(timeout=s.timeout, named_events=True),
+        )
+        # The SDK imports each resource on first use: do it now, not inside the first
+        # request's deadlines.
+        client.messages  # noqa: B018
+        return client
 
     async def aclose(self) -> None:
         """Close the HTTP client (optional)."""
@@ -516,7 +531,7 @@ class AnthropicProvider:
         :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
         try:
             params = self.params(request)
-            client = self.client()
+            client = await self.ready_client()
         except Exception as exc:
             raise map_error(exc, output_started=False, host=self.host) from exc
         notice = self._deprecation(params["model"])

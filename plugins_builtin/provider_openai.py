@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agent import hookimpl
@@ -57,6 +58,8 @@ from agent.streaming import (
     transport_failure,
     with_retries,
 )
+
+log = logging.getLogger("agent.provider_openai")
 
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 
@@ -99,36 +102,58 @@ class Endpoint:
         self.policy = StreamPolicy.of(settings, self.host)
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: the request shapes' ``warm`` methods :meth:`ready` has run
+        self._warmed: set[Any] = set()
 
     def client(self) -> Any:
         """The ``openai.AsyncOpenAI`` client, built on first use in the running loop."""
         loop = asyncio.get_running_loop()
         # Connection pools belong to the loop that opened them; rebuild for a new loop.
         if self._client is None or self._loop is not loop:
-            import openai
-
-            from agent.retry import async_http_client
-
-            s = self.settings
-            key = s.api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                if self.official:
-                    raise ProviderError(
-                        "no API key for openai: set OPENAI_API_KEY or configure api_key",
-                        kind="auth",
-                    )
-                key = "none"  # local servers (Ollama, LM Studio) take any key
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self.base_url,
-                # Retries happen in agent.streaming, which also retries streams that stall
-                # after their headers (the SDK retries only the opening).
-                max_retries=0,
-                timeout=s.timeout,
-                http_client=async_http_client(timeout=s.timeout),
-            )
-            self._loop = loop
+            self._client, self._loop = self._build(), loop
         return self._client
+
+    async def ready(self, warm: Callable[[Any], Any]) -> None:
+        """Build the client and run a request shape's ``warm(client)`` (its SDK resource
+        imported), once each, on a worker thread: together 0.3-0.8 s on a loaded machine
+        (the transport's SSL context, the resource modules), which on the event loop would
+        freeze the screen."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            built = await asyncio.to_thread(self._build)
+            if self._client is None or self._loop is not loop:  # not built meanwhile
+                self._client, self._loop = built, loop
+        if warm not in self._warmed:
+            try:
+                await asyncio.to_thread(warm, self._client)
+            except Exception:  # the request itself will meet (and report) what failed here
+                log.debug("warming the %s client failed", self.name, exc_info=True)
+            self._warmed.add(warm)
+
+    def _build(self) -> Any:
+        """A new ``openai.AsyncOpenAI`` (any thread: it opens nothing yet)."""
+        import openai
+
+        from agent.retry import async_http_client
+
+        s = self.settings
+        key = s.api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.official:
+                raise ProviderError(
+                    "no API key for openai: set OPENAI_API_KEY or configure api_key",
+                    kind="auth",
+                )
+            key = "none"  # local servers (Ollama, LM Studio) take any key
+        return openai.AsyncOpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            # Retries happen in agent.streaming, which also retries streams that stall
+            # after their headers (the SDK retries only the opening).
+            max_retries=0,
+            timeout=s.timeout,
+            http_client=async_http_client(timeout=s.timeout),
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client (optional; the process exiting does it too)."""
@@ -439,6 +464,12 @@ class _RequestShape:
         """The SDK resource this shape posts to."""
         raise NotImplementedError
 
+    def warm(self, client: Any) -> None:
+        """What the first request would otherwise do on the event loop: import the
+        resource's modules (the SDK imports each on first use; the responses types take a
+        while).  Run on a worker thread, once."""
+        self.resource(client)
+
     async def open(self, params: dict[str, Any]) -> Any:
         """Send the request; returns the SDK's async stream."""
         raise NotImplementedError
@@ -452,9 +483,9 @@ class _RequestShape:
                 yield notice
         params = self.params(request)
         try:
-            # Built, and the SDK's resource imported (it imports each on first use, the
-            # responses types take a while), before any deadline runs.
-            self.resource(self.endpoint.client())
+            # Built, and the SDK's resource imported, before any deadline runs, off the
+            # event loop.
+            await self.endpoint.ready(self.warm)
         except Exception as exc:
             raise self.endpoint.error(exc, output_started=False) from exc
         async for event in with_retries(self.endpoint.policy,
@@ -517,6 +548,21 @@ class ChatProvider(_RequestShape):
 
     def resource(self, client: Any) -> Any:
         return client.chat.completions
+
+    def warm(self, client: Any) -> None:
+        """Import the resource and build the chunk models' validators (a first
+        ``construct`` takes 10-50 ms), on the worker thread :meth:`ready` runs it on."""
+        from openai._models import construct_type
+        from openai.types.chat import ChatCompletionChunk
+
+        self.resource(client)
+        for choices, usage in (([{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                  "finish_reason": None}], None),
+                               ([], {"prompt_tokens": 1, "completion_tokens": 1,
+                                     "total_tokens": 2})):
+            construct_type(type_=ChatCompletionChunk,
+                           value={"id": "", "object": "chat.completion.chunk", "created": 0,
+                                  "model": "", "choices": choices, "usage": usage})
 
     async def open(self, params: dict[str, Any]) -> Any:
         return await self.resource(self.endpoint.client()).create(**params)
