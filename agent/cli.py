@@ -278,24 +278,25 @@ def _resolve_resume(boot: Any, args: Any) -> int:
         return 0
     if args.continue_session and args.resume:
         return _fail("-c and -r cannot be used together", 2)
-    from agent.sessions_core import SessionLookupError, find_session, open_store
-    from agent.store import StoreError
+    from agent.session import SessionLookupError
 
     try:
-        with open_store(boot.config) as store:
-            record = find_session(store, str(boot.config.workspace),
-                                  continue_=args.continue_session, resume=args.resume)
-    except (SessionLookupError, StoreError) as exc:
+        found = boot.hooks.find_session(boot.config, continue_=args.continue_session,
+                                        resume=args.resume)
+    except SessionLookupError as exc:
         return _fail(str(exc), 2)
-    boot.config.resume_session_id = record.id
+    if found is None:
+        flag = "-c" if args.continue_session else "-r"
+        return _fail(f"{flag} continues a saved session, but no enabled plugin keeps saved "
+                     f"sessions (see agent plugins list)", 2)
+    boot.config.resume_session_id = found
     return 0
 
 
 def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     from agent import headless
     from agent.runtime import StartupError, provider_settings
-    from agent.session import Runtime
-    from agent.sessions_core import SessionLookupError, open_session
+    from agent.session import Runtime, SessionLookupError
 
     config, hooks = boot.config, boot.hooks
     specs = hooks.providers(config)
@@ -311,7 +312,7 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
                       approver=None, model=settings.model, provider_name=settings.provider,
                       provider_spec=specs.get(settings.provider))
     try:
-        session = open_session(runtime, provider=settings.provider)
+        session = hooks.open_session(runtime, config.resume_session_id)
     except SessionLookupError as exc:
         return _fail(str(exc), 2)
     if not config.get("yolo"):
@@ -329,44 +330,12 @@ def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
     try:
         code = headless.run(session, prompt, json_mode=json_mode)
     finally:
-        if session.recorder is not None:
-            code = _report_saving(session, code)
-            session.recorder.close()
-        elif getattr(session, "unsaved_reason", None) and session.messages:
-            print(f"agent: {len(session.messages)} message(s) were not saved: "
-                  f"{session.unsaved_reason}", file=sys.stderr)
-            if code == headless.EXIT_OK:
-                code = headless.EXIT_UNSAVED
+        closed = hooks.close_session(session)
+        for note in closed.notes:
+            print(f"agent: {note}", file=sys.stderr)
+        if closed.unsaved and code == headless.EXIT_OK:
+            code = headless.EXIT_UNSAVED  # messages missing from the store: never a silent 0
         hooks.unconfigure(config)
-    return code
-
-
-def _report_saving(session: Any, code: int) -> int:
-    """After a headless turn: say on stderr what could not be saved or was forked, and turn
-    a success into exit 5 when messages are missing from the store (never a silent 0)."""
-    from agent import headless
-    from agent.sessions_core import RESUME_ID_LENGTH
-
-    recorder = session.recorder
-    unsaved = recorder.flush(session) if hasattr(recorder, "flush") else 0
-    if unsaved:
-        where = getattr(recorder.store, "path", "the state database")
-        print(f"agent: {unsaved} of {len(session.messages)} message(s) of session "
-              f"{session.id[:RESUME_ID_LENGTH]} could not be saved to {where}: "
-              f"{recorder.error}", file=sys.stderr)
-        if code == headless.EXIT_OK:
-            code = headless.EXIT_UNSAVED
-    if getattr(recorder, "forked_from", None):
-        print(f"agent: another agent process continued session "
-              f"{recorder.forked_from[:8]} at the same time; this run was saved as a new "
-              f"session (agent -r {session.id[:RESUME_ID_LENGTH]}); "
-              f"{recorder.forked_from[:8]} holds the other run's messages, untouched",
-              file=sys.stderr)
-    for other in getattr(recorder, "forks_off", None) or ():
-        print(f"agent: another agent process continued this session ({session.id[:8]}) at "
-              f"the same time; its messages were saved as session {other[:RESUME_ID_LENGTH]} "
-              f"(agent -r {other[:RESUME_ID_LENGTH]}), this one holds only this run's",
-              file=sys.stderr)
     return code
 
 

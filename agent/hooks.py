@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from agent.hookspecs import CliHandler, SecretMatcher
     from agent.plugins import PluginStatus
     from agent.providers import Provider
-    from agent.session import Session
+    from agent.session import Runtime, Session, SessionClosed
     from agent.ui.keymap import Keymap
     from agent.ui.widgets.blocks import Theme
 
@@ -282,6 +282,69 @@ class Hooks:
         for _plugin, result in self._each("agent_persisted_keys", config=config):
             keys.update(k for k in result or () if isinstance(k, str))
         return frozenset(keys)
+
+    def find_session(self, config: Config, *, continue_: bool = False,
+                     resume: str | None = None) -> str | None:
+        """The saved session's id ``-c``/``-r`` ask for, or None when no plugin keeps saved
+        sessions.  :class:`agent.session.SessionLookupError` (none matches) propagates."""
+        from agent.session import SessionLookupError
+
+        for plugin, fn, argnames in self._impls("agent_find_session"):
+            kwargs = {"config": config, "continue_": continue_, "resume": resume}
+            try:
+                result = fn(**{k: kwargs[k] for k in argnames})
+            except SessionLookupError:
+                raise
+            except Exception as exc:
+                self._problem(plugin, "agent_find_session", exc)
+                raise SessionLookupError(f"cannot look up saved sessions: plugin {plugin} "
+                                         f"failed: {type(exc).__name__}: {exc}") from None
+            if isinstance(result, str) and result:
+                return result
+        return None
+
+    def open_session(self, runtime: Runtime, session_id: str | None = None) -> Session:
+        """The main session a front end runs: the first plugin's (recorded, resumed from
+        ``session_id``), else an unsaved one.  :class:`agent.session.SessionLookupError`
+        propagates; so does any failure while a saved session is asked for, as a
+        SessionLookupError (a resume must not silently start a new session)."""
+        from agent.session import Session, SessionLookupError
+
+        for plugin, fn, argnames in self._impls("agent_open_session"):
+            kwargs = {"runtime": runtime, "session_id": session_id}
+            try:
+                result = fn(**{k: kwargs[k] for k in argnames})
+            except SessionLookupError:
+                raise
+            except Exception as exc:
+                self._problem(plugin, "agent_open_session", exc)
+                if session_id:
+                    raise SessionLookupError(f"cannot resume {session_id}: plugin {plugin} "
+                                             f"failed: {type(exc).__name__}: {exc}") from None
+                continue
+            if isinstance(result, Session):
+                return result
+        if session_id:
+            raise SessionLookupError(f"cannot resume {session_id}: no enabled plugin keeps "
+                                     f"saved sessions")
+        return Session(runtime)
+
+    def close_session(self, session: Session) -> SessionClosed:
+        """What the plugin that saved ``session`` says as the front end lets it go (an empty
+        :class:`agent.session.SessionClosed` when none answers; errors isolated)."""
+        from agent.session import SessionClosed
+
+        for _plugin, result in self._each("agent_close_session", session=session):
+            if isinstance(result, SessionClosed):
+                return result
+        return SessionClosed()
+
+    def farewell(self, session: Session) -> str:
+        """The text the UI prints after it exits (``Good bye.`` when no plugin answers)."""
+        for _plugin, result in self._each("agent_farewell", session=session):
+            if isinstance(result, str) and result:
+                return result
+        return "Good bye."
 
     def session_start(self, session: Session) -> None:
         """Let plugins set up a new session (errors isolated)."""

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
         Usage,
     )
     from agent.runtime import Boot
-    from agent.session import Session
+    from agent.session import Runtime, Session, SessionClosed
     from agent.store_schema import StoreSchema
     from agent.tools import Effects, Tool, ToolCall, ToolResult
     from agent.ui.keymap import Keymap
@@ -308,6 +308,84 @@ def agent_persisted_keys(config: Config) -> list[str] | None:
         @hookimpl
         def agent_persisted_keys(config):
             return ["reviewed_files"]
+    """
+
+
+@hookspec(firstresult=True)
+def agent_find_session(config: Config, continue_: bool, resume: str | None) -> str | None:
+    """Resolve ``-c`` / ``-r ID`` to the id of a saved session, before anything starts.
+
+    ``continue_`` asks for the newest saved session of ``config.workspace``; ``resume`` is an
+    id or an id prefix (None without ``-r``).  Return the session's full id (the first
+    non-None answer wins), or None to leave it to another plugin.  When no session matches
+    (none saved for this directory, an unknown id, a prefix naming several), raise
+    :class:`agent.session.SessionLookupError` with the message to show: the CLI prints it
+    and exits 2 before any request.  The CLI keeps the id in ``config.resume_session_id``
+    and gives it to :func:`agent_open_session`.  The builtin ``sessions`` plugin answers
+    from the state database; when no plugin answers, ``-c``/``-r`` exit 2 saying that no
+    enabled plugin keeps saved sessions.
+
+    Example::
+
+        @hookimpl
+        def agent_find_session(config, continue_, resume):
+            if resume and resume in _archive:
+                return resume
+    """
+
+
+@hookspec(firstresult=True)
+def agent_open_session(runtime: Runtime, session_id: str | None) -> Session | None:
+    """Build the main :class:`agent.session.Session` a front end runs (``agent -p`` and
+    the full-screen UI), with whatever records it.
+
+    ``runtime`` is the :class:`agent.session.Runtime` to run it with; ``session_id`` is the
+    saved session to continue (what ``-c``/``-r`` resolved to) or None for a new one.
+    Return ``Session(runtime, recorder=...)`` with its history loaded (first non-None answer
+    wins), or None: the core then runs an unsaved ``Session(runtime)``.  Raise
+    :class:`agent.session.SessionLookupError` when ``session_id`` cannot be loaded.  When
+    nothing can be saved (no usable state database), return a session without a recorder
+    whose ``unsaved_reason`` says why, rather than raising.  The builtin ``sessions``
+    plugin answers with a recorder committing every message to the state database.
+
+    Example::
+
+        @hookimpl
+        def agent_open_session(runtime, session_id):
+            return Session(runtime, recorder=JsonlRecorder(runtime.workspace / "log.jsonl"))
+    """
+
+
+@hookspec(firstresult=True)
+def agent_close_session(session: Session) -> SessionClosed | None:
+    """The front end is done with its main ``session`` (``agent -p`` finished, the UI quit).
+
+    Save what is still unsaved, release what :func:`agent_open_session` opened, and return
+    an :class:`agent.session.SessionClosed`: ``notes`` the user must read (headless prints
+    them on stderr after ``agent: ``) and ``unsaved``, how many messages are lost (a headless
+    run that succeeded then exits 5, never a silent 0).  None: nothing to say.  Called once,
+    after the last turn and its after-turn work.
+
+    Example::
+
+        @hookimpl
+        def agent_close_session(session):
+            _log.close()
+            return SessionClosed()
+    """
+
+
+@hookspec(firstresult=True)
+def agent_farewell(session: Session) -> str | None:
+    """The text the full-screen UI prints in the terminal after it exits, for ``session``
+    (how many messages were saved and how to resume them).  Return the text or None; with
+    no answer the UI prints ``Good bye.``.
+
+    Example::
+
+        @hookimpl
+        def agent_farewell(session):
+            return f"Good bye. {len(session.messages)} messages logged to ~/agent.log"
     """
 
 

@@ -109,7 +109,8 @@ def keep_large(text: str, *, state_dir: Path | str | None, session_id: str | Non
 def resolve_saved(path: str, state_dir: Path | str | None, session: Any) -> Path | None:
     """The real path of a saved result ``path`` names, when it is one the running session
     may read: a regular file (not a symlink) directly in its own results directory or in
-    that of the session it was forked from.  None for anything else."""
+    that of an id the conversation was saved under before (``session.earlier_ids``:
+    it was forked to a new id).  None for anything else."""
     if state_dir is None or session is None or not isinstance(path, str) or "\x00" in path:
         return None
     if not os.path.isabs(os.path.expanduser(path)):
@@ -118,8 +119,7 @@ def resolve_saved(path: str, state_dir: Path | str | None, session: Any) -> Path
     if candidate.is_symlink():
         return None
     real = Path(os.path.realpath(candidate))
-    ids = [getattr(session, "id", None), (getattr(session, "data", None) or {}).get(
-        "forked_from")]
+    ids = [getattr(session, "id", None), *(getattr(session, "earlier_ids", None) or ())]
     for sid in ids:
         if not isinstance(sid, str) or not sid:
             continue

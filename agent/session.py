@@ -74,6 +74,23 @@ def new_session_id() -> str:
     return str(uuid.UUID(int=value))
 
 
+class SessionLookupError(Exception):
+    """The saved session ``-c``/``-r`` (or ``/resume``) asked for does not exist, or an id
+    prefix names several; the message says which.  Raised by the plugin answering
+    ``agent_find_session``/``agent_open_session``; the CLI prints it and exits 2."""
+
+
+@dataclass
+class SessionClosed:
+    """What the plugin that saves sessions says when a front end is done with its main
+    session (``agent_close_session``)."""
+
+    #: lines for the user (without the ``agent: `` prefix): unsaved messages, forks
+    notes: list[str] = field(default_factory=list)
+    #: how many of the session's messages the store does not hold (headless: exit 5)
+    unsaved: int = 0
+
+
 #: The front end's question channel for the ``ask`` tool: ``asker(question, options,
 #: multiple)`` with options as ``{"label", "detail"}`` dicts (recommended first); returns the
 #: chosen label, several labels (``multiple``), free text, or None when the user dismissed it.
@@ -171,8 +188,15 @@ class Session:
         self._after_turn: dict[asyncio.Task[None], str] = (
             parent._after_turn if parent is not None else {})
         self._noticed: asyncio.Event | None = None
-        #: saves each message as it is appended (agent.sessions_core.SessionRecorder) or None
+        #: saves each message as it is appended, or None: set by the plugin answering
+        #: ``agent_open_session`` (it has ``message_added``, ``step_finished``,
+        #: ``record_usage``, ``child``, ``take_events``; ``flush``/``error``/``read_only``/
+        #: ``store`` when it writes to the state database)
         self.recorder = recorder
+        #: ids this conversation was saved under before this one (the recorder moved it to a
+        #: new id when another process wrote the same session): their saved tool results
+        #: stay readable (agent.saved_results)
+        self.earlier_ids: list[str] = []
         #: why this session is not being saved at all (no usable state database), or None
         self.unsaved_reason: str | None = None
         #: the session that started this one (a subagent's parent), or None

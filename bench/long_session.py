@@ -136,7 +136,6 @@ def load_and_compact(home: Path, ws: Path, srv: FakeProvider) -> dict[str, float
     """In process: load the session (store -> Message objects), then let the prune plugin
     compact the first request twice (cold: summaries written; warm: cached)."""
     from agent.session import Runtime
-    from agent.sessions_core import open_session
     from agent.testing import make_boot, make_session
 
     config, hooks = make_boot(ws, home, builtins=["openai", "prune", "sessions"])
@@ -144,7 +143,7 @@ def load_and_compact(home: Path, ws: Path, srv: FakeProvider) -> dict[str, float
     runtime = Runtime(config=config, hooks=hooks, tools=probe.tools,
                       provider=probe.runtime.provider, model="gpt-5")
     start = time.perf_counter()
-    session = open_session(runtime, continue_=True)
+    session = hooks.open_session(runtime, hooks.find_session(config, continue_=True))
     loaded = time.perf_counter() - start
     session.messages.append(Message.user("one more question"))
     session.data.pop("prune", None)  # cold: forget the summaries saved with the session

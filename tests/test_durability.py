@@ -103,10 +103,11 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
 
 async def test_two_processes_continuing_one_session_never_interleave(tmp_path, fake_provider):
     from agent.messages import Message
-    from agent.sessions_core import SessionRecorder, load_into
     from agent.store import Store
     from agent.testing import collect, make_boot, make_session
     from plugins_builtin.provider_openai import chat_messages
+    from plugins_builtin.sessions.recorder import SessionRecorder
+    from plugins_builtin.sessions.saved import load_into
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -144,9 +145,10 @@ async def test_two_processes_continuing_one_session_never_interleave(tmp_path, f
 
 
 async def test_a_rewrite_never_erases_what_another_process_saved(tmp_path, fake_provider):
-    from agent.sessions_core import SessionRecorder, load_into
     from agent.store import Store
     from agent.testing import collect, make_boot, make_session
+    from plugins_builtin.sessions.recorder import SessionRecorder
+    from plugins_builtin.sessions.saved import load_into
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -126,5 +126,5 @@ def test_only_this_sessions_saved_results_are_readable(tmp_path):
     assert resolve_saved(str(tmp_path / "results" / "sess-1" / ".." / ".." / "secret"),
                          tmp_path, S()) is None
     forked = S()
-    forked.id, forked.data = "sess-3", {"forked_from": "sess-1"}
+    forked.id, forked.earlier_ids = "sess-3", ["sess-1"]
     assert resolve_saved(saved, tmp_path, forked) == Path(saved)

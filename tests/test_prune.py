@@ -349,8 +349,8 @@ async def test_anthropic_tool_loop_keeps_its_last_thinking_block(tmp_path, fake_
 
 async def test_compact_and_pin_are_saved_and_the_summary_call_is_on_the_ledger(tmp_path,
                                                                                fake_provider):
-    from agent.sessions_core import SessionRecorder
     from agent.store import Store
+    from plugins_builtin.sessions.recorder import SessionRecorder
 
     ws = tmp_path / "ws"
     ws.mkdir()

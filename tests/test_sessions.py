@@ -13,30 +13,28 @@ import sys
 import time
 
 import pytest
-from clirun import agent_env, run_agent
+from clirun import agent_env, run_agent, run_agent_here
 from fakeprovider import Reply
 from waiting import wait_until
 
 from agent import hookimpl
 from agent.messages import Message, TextPart, ToolCallPart
-from agent.session import Runtime
-from agent.sessions_core import (
+from agent.session import Runtime, SessionLookupError
+from agent.store import SessionRecord, Store, UsageEntry
+from agent.testing import collect, make_boot, make_session
+from plugins_builtin.sessions import commands as sessions_plugin
+from plugins_builtin.sessions.recorder import SessionRecorder, make_title
+from plugins_builtin.sessions.saved import (
     ABORTED_BY_EXIT,
-    SessionLookupError,
-    SessionRecorder,
     clear,
     farewell,
     find_session,
     lookup,
-    make_title,
     open_session,
     resume,
     resume_id,
     short_id,
 )
-from agent.store import SessionRecord, Store, UsageEntry
-from agent.testing import collect, make_boot, make_session
-from plugins_builtin import sessions as sessions_plugin
 
 
 @pytest.fixture
@@ -145,6 +143,31 @@ def test_resume_errors_are_usage_errors(dirs, monkeypatch, capsys):
     assert code == 2 and "cannot be used together" in err
     code, _, err = in_process(monkeypatch, capsys, home, ws.parent, ["-c", "-p", "x"])
     assert code == 2 and err.strip().endswith("agent: no saved session for this directory")
+
+
+def test_without_the_sessions_plugin_c_and_r_say_so_and_a_run_is_not_saved(dirs,
+                                                                            fake_provider):
+    """Disabled, the feature is gone as a whole: -c/-r exit 2 with a clear line before any
+    request, and a headless run works but writes no session row."""
+    home, ws = dirs
+    seed(home, ws, "0190abcd-1111-7000-8000-000000000001").close()
+    for flag in (["-c"], ["-r", "0190abcd"]):
+        done = run_agent_here([*flag, "--disable", "sessions", "-p", "x", "--provider",
+                               "openai", "--base-url", fake_provider.openai_url, "--model",
+                               "gpt-5"], home=home, cwd=ws, OPENAI_API_KEY="x")
+        assert done.returncode == 2, done.stderr
+        assert f"agent: {flag[0]} continues a saved session, but no enabled plugin keeps " \
+               "saved sessions" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert fake_provider.requests == []
+    fake_provider.script(Reply.text("Hello."))
+    done = run_agent_here(["--disable", "sessions", "-p", "hi", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "gpt-5"],
+                          home=home, cwd=ws, OPENAI_API_KEY="x")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello.\n" and len(fake_provider.requests) == 1
+    assert db(home).execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1  # the seed
+    assert db(home).execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 1
 
 
 @pytest.mark.e2e
@@ -509,3 +532,104 @@ def test_only_the_keys_plugins_declare_are_saved_and_restored(tmp_path):
     with Store.open(config.state_dir) as store:
         assert "reviewed" not in store.get_session(session.id).data
     hooks.unconfigure(config)
+
+
+# ---- the seam: another plugin saving sessions its own way -------------------------------------
+
+
+class Notebook:
+    """A third-party plugin that keeps sessions as JSON lines, through the four session hooks
+    only (the builtin ``sessions`` plugin is not loaded)."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self.closed: list[str] = []
+
+    def lines(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines()]
+
+    @hookimpl
+    def agent_find_session(self, config, continue_, resume):
+        ids = [line["session"] for line in self.lines()]
+        if continue_ and ids:
+            return ids[-1]
+        if resume and resume in ids:
+            return resume
+        raise SessionLookupError("nothing like that in the notebook")
+
+    @hookimpl
+    def agent_open_session(self, runtime, session_id):
+        from agent.session import Session
+
+        notebook = self
+
+        class LineRecorder:
+            def message_added(self, session, message):
+                with notebook.path.open("a") as out:
+                    out.write(json.dumps({"session": session.id,
+                                          "message": message.to_dict()}) + "\n")
+
+            def step_finished(self, session, usage, model=None):
+                return None
+
+        earlier = [Message.from_dict(line["message"]) for line in self.lines()
+                   if line["session"] == session_id]
+        return Session(runtime, session_id=session_id, messages=earlier,
+                       recorder=LineRecorder())
+
+    @hookimpl
+    def agent_close_session(self, session):
+        from agent.session import SessionClosed
+
+        self.closed.append(session.id)
+        return SessionClosed([f"notebook: {len(session.messages)} messages"])
+
+    @hookimpl
+    def agent_farewell(self, session):
+        return f"Good bye from the notebook ({session.id[:8]})."
+
+
+async def test_a_third_party_plugin_can_keep_sessions_through_the_hooks(tmp_path, fake_provider):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    notebook = Notebook(tmp_path / "notebook.jsonl")
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["openai"],
+                              extra=[("notebook", notebook)])
+    assert hooks.pm.get_plugin("sessions") is None  # only the notebook answers
+    probe = make_session(config, hooks, base_url=fake_provider.openai_url, model="gpt-5")
+    fake_provider.script(Reply.text("Paris."), Reply.text("Still Paris."))
+
+    first = hooks.open_session(probe.runtime, None)
+    await collect(first, "capital of France?")
+    assert [(line["session"], line["message"]["role"]) for line in notebook.lines()] == [
+        (first.id, "user"), (first.id, "assistant")]
+    assert hooks.close_session(first).notes == ["notebook: 2 messages"]
+    assert hooks.farewell(first) == f"Good bye from the notebook ({first.id[:8]})."
+
+    found = hooks.find_session(config, continue_=True)
+    assert found == first.id
+    again = hooks.open_session(probe.runtime, found)
+    await collect(again, "sure?")
+    assert wire(fake_provider.requests[1]) == [
+        ("user", "capital of France?"), ("assistant", "Paris."), ("user", "sure?")]
+    with pytest.raises(SessionLookupError, match="nothing like that in the notebook"):
+        hooks.find_session(config, resume="0190")
+
+
+def test_without_a_session_plugin_the_core_runs_an_unsaved_session(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["openai"])
+    runtime = offline_runtime(config, hooks)
+    assert hooks.find_session(config, continue_=True) is None
+    session = hooks.open_session(runtime, None)
+    assert session.recorder is None and session.unsaved_reason is None
+    with pytest.raises(SessionLookupError, match="no enabled plugin keeps saved sessions"):
+        hooks.open_session(runtime, "0190abcd")
+    assert hooks.close_session(session).notes == []
+    assert hooks.farewell(session) == "Good bye."
+    assert not (tmp_path / "home" / "state" / "agent.db").exists() or \
+        sqlite3.connect(tmp_path / "home" / "state" / "agent.db").execute(
+            "SELECT COUNT(*) FROM sessions").fetchone()[0] == 0

@@ -7,7 +7,6 @@ from clirun import run_agent
 from fakeprovider import Reply
 
 from agent.session import Runtime
-from agent.sessions_core import open_session
 from agent.testing import collect, gate_decision, make_boot, make_session, run_tool
 from plugins_builtin import todos as todos_plugin
 from plugins_builtin.todos import TODO_WRITE
@@ -17,14 +16,14 @@ from plugins_builtin.todos import TODO_WRITE
 def boot(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    return make_boot(ws, tmp_path / "home", builtins=["todos", "openai"])
+    return make_boot(ws, tmp_path / "home", builtins=["todos", "openai", "sessions"])
 
 
 @pytest.fixture
 def session(boot):
     config, hooks = boot
-    return open_session(Runtime(config=config, hooks=hooks, tools=hooks.tools(config),
-                                provider=None, model="m"))
+    return hooks.open_session(Runtime(config=config, hooks=hooks, tools=hooks.tools(config),
+                                      provider=None, model="m"))
 
 
 def item(content, status, note=None):

@@ -198,9 +198,8 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
                                     printout.escaper(screen))
         if lines:
             text = "\n".join(lines) + "\n\n" + text
-    recorder = getattr(app.session, "recorder", None)
-    if recorder is not None:
-        recorder.close()
+    if app.session is not None:
+        app.hooks.close_session(app.session)  # its notes were shown as the run went on
     return 0, text
 
 
@@ -234,9 +233,7 @@ def farewell(app: App) -> str:
     if session is None:
         return "Good bye."
     try:
-        from agent.sessions_core import farewell as session_farewell
-
-        return session_farewell(session)
+        return app.hooks.farewell(session)
     except Exception:
         log.exception("farewell")
         return "Good bye."

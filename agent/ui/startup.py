@@ -43,14 +43,9 @@ def build_runtime(app: App) -> Any:
 
 
 def open_session(app: App, runtime: Any) -> Any:
-    """A recorded session (resumed with -c/-r), or an unsaved one if the store fails."""
-    try:
-        from agent.sessions_core import open_session as open_recorded
-    except ImportError:  # pragma: no cover - an older core
-        from agent.session import Session
-
-        return Session(runtime)
-    return open_recorded(runtime, provider=runtime.provider_name)
+    """The plugins' session (recorded, resumed with -c/-r: ``agent_open_session``), or an
+    unsaved one when no plugin saves sessions."""
+    return app.hooks.open_session(runtime, app.config.resume_session_id)
 
 
 def attach(app: App, runtime: Any) -> None:
@@ -79,18 +74,19 @@ def _load_history(app: App) -> None:
     recorder = getattr(app.session, "recorder", None)
     if recorder is None:
         return
-    from agent.sessions_core import add_prompt_history, prompt_history
-
+    store = getattr(recorder, "store", None)  # the core's state database, prompt history in it
+    if store is None:
+        return
     cwd = str(app.workspace)
     try:
-        app.editor.history.items = prompt_history(recorder.store, cwd)
+        app.editor.history.items = store.history(cwd)
     except Exception:  # a broken store costs the history, not the app
         app.editor.history.items = []
     app.editor.history.index = len(app.editor.history.items)
 
     def save(text: str) -> None:
         try:
-            add_prompt_history(recorder.store, cwd, text)
+            store.add_history(cwd, text)  # plain prompts only; newest 200 kept
         except Exception:
             pass
 

@@ -13,7 +13,7 @@ from agent.testing import make_boot
 from agent.ui.app import App
 
 SIZE = (100, 30)
-UI_PLUGINS = ["openai", "commands", "budget", "markdown", "diff"]
+UI_PLUGINS = ["openai", "commands", "budget", "markdown", "diff", "sessions"]
 
 
 def make_app(tmp_path: Path, base_url: str | None, *, builtins: Iterable[str] = (),

@@ -1,12 +1,9 @@
-"""Saved sessions: recording a :class:`~agent.session.Session` into the store, finding one
-again (``-c``, ``-r``, ``/resume``) and loading it back.
+"""Recording a :class:`~agent.session.Session` into the store as it happens.
 
-Front ends call :func:`open_session` to get the session to run: it honours ``-c``/``-r``
-(resolved by the CLI into ``config.resume_session_id``), restores the messages and
-the persisted part of ``session.data`` (the task list), and attaches a
-:class:`SessionRecorder` that commits every message the moment the loop appends it and one
-ledger row per model request.  An empty session is never written: its row appears with its
-first message.
+A :class:`SessionRecorder` is attached to the main session by ``agent_open_session``
+(:mod:`.saved`): it commits every message the moment the loop appends it and one ledger row
+per model request.  An empty session is never written: its row appears with its first
+message.
 
 Which ``session.data`` keys are saved with the session is explicit: the keys plugins declare
 with ``agent_persisted_keys`` (:func:`persisted_keys`); other plugins keep run-time state
@@ -22,21 +19,17 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from agent.messages import Message, ToolResultPart
+from agent.events import SaveFailedEvent, SessionForkedEvent
+from agent.messages import Message
 from agent.providers import Usage
-from agent.store import DB_NAME, SessionRecord, Store, StoreConflict, StoreError, UsageEntry
+from agent.session import new_session_id
+from agent.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
 
 log = logging.getLogger("agent.sessions")
 
 TITLE_LIMIT = 60
-UNTITLED = "untitled"
-
-#: What a tool call interrupted by the end of a process is answered with on resume.
-ABORTED_BY_EXIT = ("agent exited before this call finished (the process was stopped); its "
-                   "effects are unknown.")
 
 
 def persisted_keys(session: Any) -> frozenset[str]:
@@ -45,124 +38,16 @@ def persisted_keys(session: Any) -> frozenset[str]:
     return keys
 
 
-class SessionLookupError(Exception):
-    """``-c``/``-r``/``/resume`` found no session, or several; the message says which."""
-
-
-def open_store(config: Any) -> Store:
-    """The state database of this run: ``<state dir>/agent.db`` (raises StoreError).
-
-    When it exists but cannot be opened for writing (a read-only or full state dir), it is
-    opened read-only instead (``store.read_only`` says why): saved sessions can still be
-    listed and continued, and the run goes on unsaved, saying so."""
-    try:
-        return Store.for_config(config)
-    except StoreError as exc:
-        path = Path(config.state_dir) / DB_NAME
-        if not path.is_file():
-            raise
-        try:
-            store = Store.open_read_only(path, str(exc))
-        except StoreError:
-            raise exc from None
-        log.warning("opened %s read-only: %s", path, exc)
-        return store
-
-
 def read_only_note(store: Store) -> str:
     """The line telling the user that this run is not being saved, and why."""
     return (f"the state database {store.path} could not be opened for writing "
             f"({store.read_only}); it was opened read-only: this run will not be saved")
 
 
-# ---- titles and display ---------------------------------------------------------------------
-
-
 def make_title(text: str) -> str:
     """The first user message on one line, clipped to 60 characters plus ``...``."""
     line = " ".join(text.split())
     return line[:TITLE_LIMIT] + "..." if len(line) > TITLE_LIMIT else line
-
-
-def title_of(record: SessionRecord) -> str:
-    return record.title or UNTITLED
-
-
-def short_id(store: Store, session_id: str, minimum: int = 8) -> str:
-    """The shortest prefix (at least ``minimum`` characters) naming only this session.
-
-    Ids are time-ordered, so sessions started within the same minute share their first eight
-    characters; the prefix grows until it is unique among the sessions in the store."""
-    before = store.query("SELECT id FROM sessions WHERE id < ? ORDER BY id DESC LIMIT 1",
-                         (session_id,))
-    after = store.query("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT 1",
-                        (session_id,))
-    shared = 0
-    for row in before + after:
-        other = row["id"]
-        n = 0
-        while n < min(len(other), len(session_id)) and other[n] == session_id[n]:
-            n += 1
-        shared = max(shared, n)
-    return session_id[:max(minimum, shared + 1)]
-
-
-#: Characters of a printed resume id: the whole 48-bit millisecond timestamp (13 characters
-#: with its dash) plus the next 12 random bits. A later session can only share this prefix if
-#: it starts in the same millisecond *and* draws the same 12 bits (1 in 4,096), so the command
-#: printed at exit keeps working as more sessions are started.
-RESUME_ID_LENGTH = 18
-
-
-def resume_id(store: Store, session_id: str) -> str:
-    """The id to print in an ``agent -r`` hint: unique now and unlikely ever to collide."""
-    return short_id(store, session_id, minimum=RESUME_ID_LENGTH)
-
-
-def session_line(store: Store, record: SessionRecord, *, with_cwd: bool = False) -> str:
-    """``<id8>  <YYYY-MM-DD HH:MM>  <N>msg  <title>`` (plus the directory when asked)."""
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.updated_at))
-    line = (f"{short_id(store, record.id):<8}  {when}  {record.message_count}msg  "
-            f"{title_of(record)}")
-    return f"{line}  ({record.cwd})" if with_cwd else line
-
-
-# ---- finding a session ----------------------------------------------------------------------
-
-
-def find_session(store: Store, cwd: str, *, continue_: bool = False,
-                 resume: str | None = None) -> SessionRecord:
-    """``-c``: the newest session whose directory is ``cwd``; ``-r``: the session whose id is
-    ``resume`` or starts with it.  Raises :class:`SessionLookupError` with the message to
-    show (none found, or an ambiguous prefix with its candidates)."""
-    if resume is not None:
-        return lookup(store, resume)
-    if continue_:
-        found = store.sessions(cwd, limit=1)
-        if not found:
-            raise SessionLookupError("no saved session for this directory")
-        return found[0]
-    raise SessionLookupError("nothing to resume: pass -c or -r ID")
-
-
-def lookup(store: Store, query: str) -> SessionRecord:
-    """The session with id ``query`` or the only one whose id starts with it."""
-    key = query.strip().lower()
-    if not key:
-        raise SessionLookupError("no session id given")
-    exact = store.get_session(key)
-    if exact is not None:
-        return exact
-    matches = store.sessions_with_prefix(key, limit=11)
-    if not matches:
-        raise SessionLookupError(f'no session matching "{query}"')
-    if len(matches) > 1:
-        shown = "\n".join("  " + session_line(store, r, with_cwd=True) for r in matches[:10])
-        more = "\n  ..." if len(matches) > 10 else ""
-        raise SessionLookupError(
-            f'"{query}" matches {len(matches) if len(matches) <= 10 else "more than 10"} '
-            f"sessions; give more of the id:\n{shown}{more}")
-    return matches[0]
 
 
 # ---- recording ------------------------------------------------------------------------------
@@ -272,20 +157,16 @@ class SessionRecorder:
                 "AND created_at >= ? ORDER BY created_at", (sid, self._attached_at - 1))
         except (sqlite3.Error, StoreError):
             return
-        from agent import events as ev
-
         for row in rows:
             if row["id"] not in self.forks_off:
                 self.forks_off.append(row["id"])
-                self._events.append(ev.SessionForkedEvent(sid, row["id"], moved=False))
+                self._events.append(SessionForkedEvent(sid, row["id"], moved=False))
 
     def _report(self, session: Any) -> None:
         if self._reported_turn == self.turn:
             return  # once per turn: the banner stays up, the stream is not flooded
-        from agent import events as ev
-
         self._reported_turn = self.turn
-        self._events.append(ev.SaveFailedEvent(self.error or "unknown error",
+        self._events.append(SaveFailedEvent(self.error or "unknown error",
                                                self.unsaved(session), session.id))
 
     def step_finished(self, session: Any, usage: Usage, model: str | None = None) -> None:
@@ -354,19 +235,16 @@ class SessionRecorder:
         """Another process is writing the same session (``agent -c`` twice at once): rather
         than interleave two conversations into one invalid history, save this one whole
         under a new id and go on there.  The other process keeps the old id."""
-        from agent.session import new_session_id
-
         old = session.id
         session.id = new_session_id()
         self.forked_from = old
         session.data["forked_from"] = old  # saved with the row: the other process finds it
+        session.earlier_ids = [*getattr(session, "earlier_ids", []), old]
         self.pending_title = self.pending_title or self._saved.title
         self._saved = _Saved()
         log.warning("session %s was also written by another process; this one continues as "
                     "%s", old, session.id)
-        from agent import events as ev
-
-        self._events.append(ev.SessionForkedEvent(old, session.id))
+        self._events.append(SessionForkedEvent(old, session.id))
         return self.rewrite(session)
 
     def attach(self, session: Any, record: SessionRecord) -> None:
@@ -488,162 +366,3 @@ def persisted_data(session: Any) -> dict[str, Any]:
             continue
         out[key] = session.data[key]
     return out
-
-
-# ---- opening, resuming, clearing ------------------------------------------------------------
-
-
-def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = False,
-                 resume: str | None = None, session_id: str | None = None,
-                 provider: str = "") -> Any:
-    """The session a front end should run, recorded into the store.
-
-    Resumes ``session_id``, else ``config.resume_session_id`` (what ``-c``/``-r``
-    resolved to), else what ``continue_``/``resume`` find; otherwise a new session.  Raises
-    :class:`SessionLookupError` when the session to resume does not exist.  When the store
-    cannot be opened, a new session runs unsaved and the reason is added to
-    ``runtime.hooks.problems``.
-    """
-    from agent.session import Session
-
-    config = runtime.config
-    cwd = str(config.workspace)
-    session_id = session_id or config.resume_session_id
-    wants_old = bool(session_id or continue_ or resume)
-    if store is None:
-        try:
-            store = open_store(config)
-        except StoreError as exc:
-            if wants_old:
-                raise SessionLookupError(f"cannot resume: {exc}") from None
-            reason = f"this session will not be saved: {exc}"
-            runtime.hooks.problems.append(reason)
-            unsaved = Session(runtime)
-            unsaved.unsaved_reason = reason
-            return unsaved
-    if store.read_only:
-        runtime.hooks.problems.append(read_only_note(store))
-    record: SessionRecord | None = None
-    if session_id:
-        record = store.get_session(session_id)
-        if record is None:
-            raise SessionLookupError(f'no session matching "{session_id}"')
-    elif continue_ or resume:
-        record = find_session(store, cwd, continue_=continue_, resume=resume)
-    recorder = SessionRecorder(store, cwd=cwd,
-                               provider=provider or str(config.get("provider") or ""),
-                               agent=str(config.get("agent") or ""),
-                               price=runtime.hooks.price_usage)
-    session = Session(runtime, recorder=recorder)
-    if record is not None:
-        load_into(session, record)
-    return session
-
-
-def load_into(session: Any, record: SessionRecord) -> int:
-    """Make ``session`` continue the saved ``record``: its id, messages, task list and token
-    counters.  Returns the number of messages loaded."""
-    recorder = session.recorder
-    store: Store = recorder.store
-    messages = [Message.from_dict(d) for d in store.load_messages(record.id)]
-    session.id = record.id
-    session.messages = messages
-    keys = persisted_keys(session)
-    for key in keys:
-        session.data.pop(key, None)
-    session.data.update({k: v for k, v in record.data.items() if k in keys})
-    totals = store.usage_totals(session_id=record.id)
-    session.usage = Usage(input_tokens=int(totals["input_tokens"] or 0),
-                          output_tokens=int(totals["output_tokens"] or 0),
-                          cached_tokens=int(totals["cached_tokens"] or 0))
-    recorder.attach(session, record)
-    repair = _answer_open_calls(messages)
-    if repair is not None:
-        session._append(repair)  # through the recorder, so the store is repaired too
-    return len(messages)
-
-
-def _answer_open_calls(messages: list[Message]) -> Message | None:
-    """If the process died while tools ran, the last assistant message has calls without
-    results; providers reject such a history, so answer them."""
-    if not messages or messages[-1].role != "assistant" or not messages[-1].tool_calls:
-        return None
-    return Message("tool", [ToolResultPart(c.id, c.name, ABORTED_BY_EXIT, True)
-                            for c in messages[-1].tool_calls])
-
-
-def resume(session: Any, query: str) -> str:
-    """``/resume ID``: load a saved session into the running one; returns the line to show."""
-    recorder = session.recorder
-    if recorder is None:
-        return "sessions are not being saved in this run"
-    if not query.strip():
-        return "usage: /resume <session-id>"
-    if getattr(session, "busy", False):
-        return "a turn is running; wait for it (or press esc) before resuming"
-    try:
-        record = lookup(recorder.store, query)
-    except SessionLookupError as exc:
-        return str(exc)
-    count = load_into(session, record)
-    return f"resumed {short_id(recorder.store, record.id)} ({count} messages): {title_of(record)}"
-
-
-def clear(session: Any) -> str:
-    """``/clear``: start a fresh session (new id, no messages, counters and task list reset);
-    the old one stays saved."""
-    from agent.session import new_session_id
-
-    old_id, had_messages = session.id, bool(session.messages)
-    session.id = new_session_id()
-    session.messages = []
-    session.usage = Usage()
-    for key in persisted_keys(session):
-        session.data.pop(key, None)
-    recorder = session.recorder
-    if recorder is not None:
-        recorder.detach()
-        if had_messages:
-            return (f"started a new session; the previous one is saved "
-                    f"(agent -r {resume_id(recorder.store, old_id)})")
-    return "started a new session"
-
-
-def farewell(session: Any) -> str:
-    """The lines printed after the full-screen UI exits."""
-    if not session.messages:
-        return "Good bye. Nothing to save from this session."
-    count = len(session.messages)
-    title = ""
-    recorder = session.recorder
-    sid = session.id[:RESUME_ID_LENGTH]
-    if recorder is not None:
-        try:
-            record = recorder.store.get_session(session.id)
-            title = record.title if record else ""
-            sid = resume_id(recorder.store, session.id)
-        except (sqlite3.Error, StoreError):
-            pass
-    if recorder is None or recorder.error:
-        return f"Good bye. This session could not be saved ({count} messages lost)."
-    if len(title) > 52:
-        title = title[:52] + "..."
-    saved = f"Saved {count} message{'s' if count != 1 else ''}" + (f': "{title}"' if title
-                                                                    else "")
-    return ("Good bye.\n" + saved + "\n\nResume it with:\n"
-            "  agent -c    newest session in this directory\n"
-            f"  agent -r {sid}    this session by id")
-
-
-# ---- prompt history -------------------------------------------------------------------------
-
-
-def add_prompt_history(store: Store, cwd: str, text: str) -> bool:
-    """Record a plain prompt typed in ``cwd`` (not slash commands); newest 200 kept, a
-    repeat of the previous prompt is not added."""
-    return store.add_history(cwd, text)
-
-
-def prompt_history(store: Store, cwd: str) -> list[str]:
-    """Prompts typed in ``cwd``, oldest first, for up/down recall."""
-    return store.history(cwd)

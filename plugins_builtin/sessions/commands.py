@@ -1,4 +1,5 @@
-"""Saved sessions and spending: agent sessions/usage, /sessions /resume /save /clear /title.
+"""The commands of saved sessions: ``agent sessions``/``agent usage`` and ``/sessions``,
+``/resume``, ``/save``, ``/clear``, ``/title``.
 
 The command logic is pure functions over the store and the session that return the text to
 show; the slash command wrappers pass it to ``app.info`` when the front end has one.  The
@@ -13,11 +14,11 @@ import sys
 import time
 from typing import Any
 
-from agent import SlashCommand, hookimpl
 from agent.commands import show
 from agent.money import format_usd
-from agent.sessions_core import clear, open_store, resume, session_line, short_id, title_of
 from agent.store import Store, StoreError
+
+from .saved import clear, open_store, resume, session_line, short_id, title_of
 
 SLASH_LIMIT = 15
 CLI_LIMIT = 50
@@ -158,22 +159,6 @@ def cmd_usage(argv: list[str], boot: Any) -> int:
     return 0
 
 
-@hookimpl
-def agent_persisted_keys(config):
-    # the id a run continuing this session in another process was forked off, so that
-    # process finds the fork (see SessionRecorder)
-    return ["forked_from"]
-
-
-@hookimpl
-def agent_register_cli_commands(register):
-    register("sessions", cmd_sessions, "list saved sessions", usage=[
-        ("[--all]", "saved sessions of this directory (resume with -c or -r ID)")])
-    register("usage", cmd_usage, "tokens and cost from the usage ledger", usage=[
-        ("[--by day|model|tool|subagent] [--since YYYY-MM-DD]",
-         "tokens and cost from the usage ledger")])
-
-
 # ---- slash commands -------------------------------------------------------------------------
 
 
@@ -306,16 +291,3 @@ def run_clear(app: Any, args: str) -> str | None:
 
 def run_title(app: Any, args: str) -> str | None:
     return show(app, slash_title(_session(app), args))
-
-
-@hookimpl
-def agent_register_commands(register, config):
-    register(SlashCommand("sessions", "list saved sessions (this directory; 'all' for every)",
-                          run_sessions, args="[all]", info=True))
-    register(SlashCommand("resume", "load a saved session by id or id prefix", run_resume,
-                          args="<id>", takes_args=True))
-    register(SlashCommand("save", "save the session now", run_save, info=True))
-    register(SlashCommand("clear", "start a fresh session (the old one stays saved)",
-                          run_clear, info=True))
-    register(SlashCommand("title", "name this session", run_title, args="<text>",
-                          takes_args=True, info=True))
