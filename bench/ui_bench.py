@@ -8,7 +8,10 @@ Measures
   5. for answers of every shape (plain paragraphs, a 2,000-item list, a 3,000-line fenced code
      block, a 500-row table, a 100 KB single paragraph): keystroke-to-screen p50/p95 while it
      streams and after, and CPU per 1,000 tokens against the plain paragraphs' (goal: p95
-     <= 16 ms, no shape above 1.5x the paragraphs' CPU),
+     <= 16 ms, no shape above 1.5x the paragraphs' CPU), each prompt sent once the agent is
+     idle (its SDK warm-up done),
+  6. keystroke-to-screen while a prompt sent at once waits for the SDK import (the event loop
+     must never wait for it),
 and prints each next to this machine's ``python -c pass`` time for scale.  Nothing here is a
 pass/fail test: run it by hand (``python bench/ui_bench.py``; ``--shapes-only`` for 5) and
 compare runs.
@@ -217,14 +220,34 @@ def probe(term: Stamped, i: int) -> float | None:
     return None if seen is None else (seen - sent) * 1000
 
 
+def settle(term: Stamped, quiet_ms: float = 15.0, window: float = 0.3,
+           timeout: float = 30.0) -> None:
+    """Wait until the agent is idle: less than ``quiet_ms`` of CPU in ``window`` seconds
+    (the SDK warm-up after the first frame is done).  What a shape's stream costs then
+    holds no one-off start-up work."""
+    deadline = time.perf_counter() + timeout
+    last = term.cpu_seconds()
+    while time.perf_counter() < deadline:
+        time.sleep(window)
+        now = term.cpu_seconds()
+        if (now - last) * 1000 < quiet_ms:
+            return
+        last = now
+
+
 def shape(fake: FakeProvider, base: Path, name: str, text: str,
-          keys_after: int = 20) -> dict[str, float]:
-    """Stream ``text`` (about 3 tokens a delta) while typing probe keys, then type more."""
+          keys_after: int = 20, at_once: bool = False) -> dict[str, float]:
+    """Stream ``text`` (about 3 tokens a delta) while typing probe keys, then type more.
+    The prompt goes once the agent is idle, unless ``at_once``: then as soon as the prompt
+    line shows, while the SDK warm-up is still importing (what a quick user does)."""
     fake.script(Reply.text(text, pieces=max(1, len(text) // 12), delay=0.002))
-    ws, home = base / f"shape-ws-{len(name)}-{len(text)}", base / f"shape-home-{len(text)}"
+    ws, home = (base / f"shape-ws-{len(name)}-{len(text)}",
+                base / f"shape-home-{len(name)}-{len(text)}")
     ws.mkdir()
     term = start(fake, ws, home)
     term.wait_for(IDLE, timeout=20)
+    if not at_once:
+        settle(term)
     term.send("go")
     time.sleep(0.05)
     with term._lock:
@@ -266,7 +289,8 @@ def shape(fake: FakeProvider, base: Path, name: str, text: str,
 
 def report_shapes(results: dict[str, dict[str, float]], turn_ms: float) -> None:
     """``turn_ms``: the CPU of a turn answering one line (what every turn costs whatever its
-    length: the request, the usage line, saving the session).  The net column leaves it out,
+    length: the request, the usage line, saving the session; every turn starts with the agent
+    idle, the SDK warm-up done).  The net column leaves it out,
     so a short shape (the table is 5,000 tokens, the others 17,000-28,000) is not charged
     three times the paragraphs' share of it."""
     base = results["paragraphs"]["cpu_per_1k"]
@@ -289,7 +313,9 @@ def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
     """In-process, per shape: the CPU time (not wall time, so other load on the machine does
     not count) of one frame while the answer streams: flushing the new text into chunks,
     rendering the widget tree and turning it into terminal output.  ``step`` characters a
-    delta, a frame every ``every`` deltas (what the pty run streams per frame)."""
+    delta, a frame every ``every`` deltas (what the pty run streams per frame).  After each
+    such frame a key is typed and painted the way the terminal loop paints after input
+    (``key_*``: the key and its frame, while the next streamed frame is pending)."""
     import asyncio
     import io
     import os as _os
@@ -301,6 +327,7 @@ def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
 
     from agent import events as ev
     from agent.ui import palette
+    from agent.ui.screen import _Loop
 
     async def measure() -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -313,7 +340,10 @@ def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
                     screen.register_palette(palette.palette(256))
                     screen.set_terminal_properties(colors=256)
                     screen._started = True
-                    size, costs, canvas = (100, 30), [], None
+                    size, costs, keys, canvas = (100, 30), [], [], None
+                    loop = _Loop(app, app.root, screen=screen, event_loop=urwid.AsyncioEventLoop(
+                        loop=asyncio.get_running_loop()))
+                    loop.screen_size = size
                     for n, at in enumerate(range(0, len(text), step)):
                         app.view.on_event(ev.TextEvent(text[at:at + step]))
                         if n % every == 0:
@@ -322,8 +352,16 @@ def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
                             canvas = app.root.render(size, focus=True)
                             screen.draw_screen(size, canvas)
                             costs.append((time.process_time() - t) * 1000)
+                        elif n % every == every // 2:
+                            t = time.process_time()
+                            app.root.keypress(size, "x" if n % 2 else "backspace")
+                            loop.draw_screen()
+                            keys.append((time.process_time() - t) * 1000)
+                    app.redraw.cancel()
                     out[name] = {"p50": percentile(costs, 0.5), "p95": percentile(costs, 0.95),
-                                 "max": max(costs), "frames": len(costs)}
+                                 "max": max(costs), "frames": len(costs),
+                                 "key_p50": percentile(keys, 0.5),
+                                 "key_p95": percentile(keys, 0.95), "key_max": max(keys)}
         return out
 
     return asyncio.run(measure())
@@ -385,6 +423,8 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             base = Path(tmp)
+            first = shape(fake, base, "first prompt", "A one-line answer.", keys_after=0,
+                          at_once=True)
             turn_ms = shape(fake, base, "one line", "A one-line answer.", keys_after=0)["cpu_ms"]
             for name, text in shapes().items():
                 if args.shape and name != "paragraphs" and not any(
@@ -398,13 +438,19 @@ def main() -> int:
         fake.stop()
     for r in results.values():
         r["net_per_1k"] = max(0.0, r["cpu_ms"] - turn_ms) / (r["tokens"] / 1000)
+    print(f"a prompt sent as soon as the prompt line shows (the SDK warm-up still importing): "
+          f"keystroke to screen p50 {first['during_p50']:.1f} ms, max "
+          f"{first['during_max']:.1f} ms ({first['during_n']:.0f} keys in "
+          f"{first['seconds']:.1f} s)")
     report_shapes(results, turn_ms)
     frames = frame_costs()
     print("CPU of one frame while each shape streams, in process (flush + render + terminal "
-          "output; other load on the machine does not count): p50 / p95 / max ms")
+          "output; other load on the machine does not count), and of a key typed meanwhile "
+          "(the key and its frame): p50 / p95 / max ms")
     for name, f in frames.items():
         print(f"  {name:<18} {f['p50']:>5.2f} / {f['p95']:>5.2f} / {f['max']:>6.2f}  "
-              f"({f['frames']:.0f} frames)")
+              f"({f['frames']:.0f} frames)   key {f['key_p50']:>5.2f} / {f['key_p95']:>5.2f} / "
+              f"{f['key_max']:>6.2f}")
     if args.shapes_only:
         return 0
     long = long_transcript()

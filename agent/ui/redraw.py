@@ -33,6 +33,11 @@ class Redraw:
         delay = max(0.0, self.last + self.interval - time.monotonic())
         self._handle = loop.call_later(delay, self._fire)
 
+    @property
+    def pending(self) -> bool:
+        """A frame is scheduled (it will flush what changed since the last one)."""
+        return self._handle is not None
+
     def drew(self) -> None:
         """Record a frame painted by someone else (urwid after input)."""
         self.last = time.monotonic()
