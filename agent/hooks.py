@@ -26,6 +26,7 @@ from agent.panels import HeaderLine, LiveState, Panel, StatusInfo
 from agent.prompt import Fragment
 from agent.providers import (
     BudgetExceeded,
+    ProviderChoice,
     ProviderRequest,
     ProviderSettings,
     ProviderSpec,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from agent.plugins import PluginStatus
     from agent.providers import Provider
     from agent.session import Runtime, Session, SessionClosed
+    from agent.ui.context import CommandContext
     from agent.ui.keymap import Keymap
     from agent.ui.widgets.blocks import Theme
 
@@ -156,6 +158,29 @@ class Hooks:
         provider: Provider | None = self.pm.hook.agent_select_provider(
             config=config, providers=providers, settings=settings)
         return provider
+
+    async def setup_provider(self, ui: CommandContext, config: Config,
+                             providers: dict[str, ProviderSpec], problem: str = ""
+                             ) -> ProviderChoice | None | bool:
+        """Run the first plugin's provider setup; its :class:`ProviderChoice`, None when the
+        user cancelled it, False when no plugin offers a setup (or the one that does failed,
+        which is reported)."""
+        for plugin, fn, argnames in self._impls("agent_setup_provider"):
+            kwargs = {"ui": ui, "config": config, "providers": providers, "problem": problem}
+            try:
+                work = fn(**{k: kwargs[k] for k in argnames})
+                if work is None:
+                    continue
+                result = await work if inspect.isawaitable(work) else work
+            except Exception as exc:
+                self._problem(plugin, "agent_setup_provider", exc)
+                return False
+            if result is None or isinstance(result, ProviderChoice):
+                return result
+            self.problems.append(f"plugin {plugin}: agent_setup_provider gave {result!r}, "
+                                 f"not a ProviderChoice; ignored")
+            return False
+        return False
 
     def commands(self, config: Config) -> CommandRegistry:
         registry = CommandRegistry()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.prompt import Fragment
     from agent.providers import (
         Provider,
+        ProviderChoice,
         ProviderRequest,
         ProviderSettings,
         ProviderSpec,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # annotations only: importing these here would load the whole
     from agent.session import Runtime, Session, SessionClosed
     from agent.store_schema import StoreSchema
     from agent.tools import Effects, Tool, ToolCall, ToolResult
+    from agent.ui.context import CommandContext
     from agent.ui.keymap import Keymap
     from agent.ui.widgets.blocks import Theme
     from agent.verdict import Verdict
@@ -158,6 +160,35 @@ def agent_register_providers(register: Callable[[ProviderSpec], None],
         @hookimpl
         def agent_register_providers(register, config):
             register(ProviderSpec(name="echo", create=EchoProvider, keyless=True))
+    """
+
+
+@hookspec(firstresult=True)
+def agent_setup_provider(ui: CommandContext, config: Config,
+                         providers: Mapping[str, ProviderSpec],
+                         problem: str) -> Awaitable[ProviderChoice | None] | None:
+    """Run the interactive provider setup: called by the full-screen UI when no provider is
+    configured (``problem`` says what is missing, e.g. no API key) and when the user asks for
+    it (``/provider``, ``problem`` is "").
+
+    ``ui`` is the UI's :class:`agent.ui.context.CommandContext` (``pick``, ``prompt_text``,
+    ``notice``, ``set_live``); ``providers`` maps names to the registered
+    :class:`agent.providers.ProviderSpec` (their ``presets`` are the endpoints to offer).
+    Return an awaitable (first non-None answer wins) resolving to the
+    :class:`agent.providers.ProviderChoice` the user made, or to None when they cancelled.
+    The hook itself must return at once.  The UI saves the choice to ``config.toml``
+    (other keys and comments kept) and uses it right away.  The builtin ``setup`` plugin
+    answers with the onboarding dialog; with no answer the UI says how to configure a
+    provider in ``config.toml``.
+
+    Example::
+
+        @hookimpl
+        def agent_setup_provider(ui, config, providers, problem):
+            async def choose():
+                model = await ui.prompt_text("house model id")
+                return ProviderChoice("openai", model, base_url=HOUSE_URL) if model else None
+            return choose()
     """
 
 

@@ -203,6 +203,47 @@ class Provider(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Preset:
+    """One endpoint the provider setup offers, declared by the provider plugin that speaks
+    its wire protocol (:attr:`ProviderSpec.presets`).
+
+    ``base_url`` is its API root (None for a ``custom`` preset: the setup asks for the URL);
+    ``env`` the environment variable that usually holds its key (read by the setup only,
+    which then stores the key), ``hint`` the key's shape (``sk-...``), ``keyless`` an
+    endpoint that needs no key (a local server).  ``fallback`` models are offered when the
+    endpoint cannot list its models.  ``order`` places it in the setup's list (lower first,
+    ties by id), which mixes the presets of every provider.  ``protocol`` is the name of the
+    provider that speaks to it; leave it empty: the setup fills in the declaring spec's name.
+    """
+
+    id: str
+    label: str
+    base_url: str | None
+    env: str | None = None
+    hint: str = ""
+    keyless: bool = False
+    custom: bool = False
+    fallback: tuple[str, ...] = ()
+    order: int = 500
+    protocol: str = ""
+
+
+@dataclass
+class ProviderChoice:
+    """What the provider setup chose (``agent_setup_provider``): the front end saves it to
+    ``config.toml`` (the keys ``provider``, ``model``, ``base_url``, ``preset``, ``api_key``)
+    and uses it at once.  ``api_key`` None stores no key (it is found in the provider's own
+    environment variable at every start); ``label`` names the endpoint in the confirmation."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    preset: str = ""
+    label: str = ""
+
+
 @dataclass
 class ProviderSpec:
     """A provider plugin's registration: everything the core knows about a provider.
@@ -229,6 +270,8 @@ class ProviderSpec:
     description: str = ""
     auto_priority: int | None = None
     warm_modules: tuple[str, ...] = ()
+    #: the endpoints the provider setup offers for this provider (:class:`Preset`)
+    presets: tuple[Preset, ...] = ()
 
 
 def auto_provider(specs: Mapping[str, ProviderSpec], env: Mapping[str, str]) -> str | None:

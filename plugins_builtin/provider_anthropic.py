@@ -38,6 +38,7 @@ from agent.messages import (
 )
 from agent.options import Option
 from agent.providers import (
+    Preset,
     ProviderError,
     ProviderNotice,
     ProviderRequest,
@@ -583,6 +584,14 @@ SPEC = ProviderSpec(
     description="Anthropic Messages API (extended thinking, prompt caching)",
     auto_priority=20,  # picked first when no provider is configured and its key is set
     warm_modules=("anthropic",),
+    presets=(  # what the provider setup offers for this wire protocol (first and last)
+        Preset("anthropic", "Anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
+               "sk-ant-...",
+               fallback=("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"),
+               order=10),
+        Preset("custom-anthropic", "Custom Anthropic-compatible", None, custom=True,
+               order=910),
+    ),
 )
 
 

@@ -36,6 +36,7 @@ from agent.messages import (
 )
 from agent.options import Option
 from agent.providers import (
+    Preset,
     Provider,
     ProviderError,
     ProviderRequest,
@@ -799,6 +800,22 @@ SPEC = ProviderSpec(
     description="OpenAI and OpenAI-compatible endpoints (chat completions, responses)",
     auto_priority=10,
     warm_modules=("openai",),
+    # What the provider setup offers for this wire protocol; the Anthropic plugin adds its
+    # own (first and last in the list, by ``order``).
+    presets=(
+        Preset("openai", "OpenAI", OFFICIAL_BASE_URL, "OPENAI_API_KEY", "sk-...",
+               fallback=("gpt-5", "gpt-5-mini", "o4-mini"), order=20),
+        Preset("openrouter", "OpenRouter", "https://openrouter.ai/api/v1",
+               "OPENROUTER_API_KEY", "sk-or-...", order=30),
+        Preset("groq", "Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "gsk_...",
+               order=40),
+        Preset("deepseek", "DeepSeek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY",
+               order=50),
+        Preset("xai", "xAI", "https://api.x.ai/v1", "XAI_API_KEY", "xai-...", order=60),
+        Preset("ollama", "Ollama", "http://localhost:11434/v1", keyless=True, order=70),
+        Preset("lmstudio", "LM Studio", "http://localhost:1234/v1", keyless=True, order=80),
+        Preset("custom-openai", "Custom OpenAI-compatible", None, custom=True, order=900),
+    ),
 )
 
 

@@ -75,8 +75,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 
 #: Literals still in agent/ that another change removes: (file glob, literal) -> who and how.
 TEMPORARY: dict[tuple[str, str], str] = {
-    ("agent/presets.py", "openai"): "move18: presets move into the setup plugin / ProviderSpec",
-    ("agent/presets.py", "anthropic"): "move18: presets move into the setup plugin",
     ("agent/plugins.py", "bell"): "data18 (not done yet): OPT_IN should be declared by the "
                                   "plugin's entry point, not listed in plugins.py",
     ("agent/plugins.py", "format"): "data18 (not done yet): as above",

@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from fakeprovider import Reply
 
-from agent import presets
-from agent.providers import ProviderError
+from agent.providers import Preset, ProviderError, ProviderSpec
 from agent.testing import collect, make_boot, make_session
+from plugins_builtin.setup import presets
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY",
                    "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
@@ -235,28 +235,57 @@ async def test_without_the_ca_bundle_the_private_certificate_is_refused(tmp_path
 # ---- presets ------------------------------------------------------------------------------------
 
 
-def test_presets_list_the_ten_endpoints_in_order():
-    assert [p.label for p in presets.PRESETS] == [
+def both_providers(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return make_boot(ws, tmp_path / "home", builtins=["openai", "anthropic", "setup"])
+
+
+def shipped_presets(tmp_path):
+    """The provider setup's list as the provider plugins declare it (ProviderSpec.presets)."""
+    config, hooks = both_providers(tmp_path)
+    return config, presets.offered(hooks.providers(config))
+
+
+def test_presets_list_the_ten_endpoints_in_order(tmp_path):
+    _, offered = shipped_presets(tmp_path)
+    assert [p.label for p in offered] == [
         "Anthropic", "OpenAI", "OpenRouter", "Groq", "DeepSeek", "xAI", "Ollama", "LM Studio",
         "Custom OpenAI-compatible", "Custom Anthropic-compatible"]
-    assert [p.id for p in presets.PRESETS if p.keyless] == ["ollama", "lmstudio"]
-    assert [p.id for p in presets.PRESETS if p.custom] == ["custom-openai", "custom-anthropic"]
-    assert all(p.base_url for p in presets.PRESETS if not p.custom)
-    assert presets.by_id("groq").env == "GROQ_API_KEY"
-    assert presets.by_id("anthropic").fallback[0] == "claude-sonnet-4-5"
-    assert presets.by_id("nope") is None
+    assert [p.id for p in offered if p.keyless] == ["ollama", "lmstudio"]
+    assert [p.id for p in offered if p.custom] == ["custom-openai", "custom-anthropic"]
+    assert all(p.base_url for p in offered if not p.custom)
+    assert [p.protocol for p in offered] == ["anthropic"] + ["openai"] * 8 + ["anthropic"]
+    assert presets.by_id(offered, "groq").env == "GROQ_API_KEY"
+    assert presets.by_id(offered, "anthropic").fallback[0] == "claude-sonnet-4-5"
+    assert presets.by_id(offered, "nope") is None
 
 
-def test_preset_keys_come_from_their_variable_or_are_not_needed():
+def test_a_provider_plugin_adds_its_own_presets_in_order(tmp_path):
+    """Presets are data on ProviderSpec: a third provider's entry lands where its order
+    says, and an id an earlier provider (by name) declared is not offered twice."""
+    config, hooks = both_providers(tmp_path)
+    specs = hooks.providers(config)
+    specs["vendor"] = ProviderSpec(name="vendor", create=lambda settings: None, presets=(
+        Preset("house", "House gateway", "https://llm.example/v1", order=25),
+        Preset("groq", "Another Groq", "https://elsewhere/v1", order=1)))
+    offered = presets.offered(specs)
+    assert [p.id for p in offered][:3] == ["anthropic", "openai", "house"]
+    assert presets.by_id(offered, "house").protocol == "vendor"
+    assert presets.by_id(offered, "groq").label == "Groq" and len(offered) == 11
+
+
+def test_preset_keys_come_from_their_variable_or_are_not_needed(tmp_path):
+    _, offered = shipped_presets(tmp_path)
     env = {"GROQ_API_KEY": "gsk_123"}
-    assert presets.key_from_env(presets.by_id("groq"), env) == "gsk_123"
-    assert presets.key_from_env(presets.by_id("xai"), env) is None
-    assert presets.key_from_env(presets.by_id("ollama"), env) == presets.KEYLESS_KEY
+    assert presets.key_from_env(presets.by_id(offered, "groq"), env) == "gsk_123"
+    assert presets.key_from_env(presets.by_id(offered, "xai"), env) is None
+    assert presets.key_from_env(presets.by_id(offered, "ollama"), env) == presets.KEYLESS_KEY
 
 
 def test_current_preset_matches_protocol_and_url(tmp_path):
-    config, _ = boot(tmp_path)
+    config, offered = shipped_presets(tmp_path)
     config.flag_values.update({"provider": "openai", "base_url": "https://api.groq.com/openai/v1"})
-    assert presets.current_preset(config) == "groq"
+    assert presets.current_preset(config, offered) == "groq"
     config.flag_values["base_url"] = "https://example.com/v1"
-    assert presets.current_preset(config) == ""
+    assert presets.current_preset(config, offered) == ""

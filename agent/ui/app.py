@@ -527,10 +527,12 @@ class App:
             self.runtime.model = model
         self.update_status()
 
-    async def setup_provider(self) -> bool:
-        from agent.ui.onboarding import run_setup
+    async def setup_provider(self, problem: str = "") -> bool:
+        """The provider setup a plugin offers (``agent_setup_provider``); True when a
+        provider is in use now."""
+        from agent.ui.startup import setup_provider
 
-        return await run_setup(self)
+        return await setup_provider(self, problem)
 
     # ---- approvals -------------------------------------------------------------------------
 

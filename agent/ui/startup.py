@@ -14,6 +14,7 @@ from agent import __version__
 from agent.blocks import Block
 
 if TYPE_CHECKING:
+    from agent.providers import ProviderChoice
     from agent.ui.app import App
 
 
@@ -181,11 +182,61 @@ def start(app: App, prompt: str | None = None) -> None:
         turns.replay(app, app.session.messages)
     app.update_status()
     if app.runtime is None:
-        app.supervisor.spawn(_onboard(app, prompt), "the provider setup")
+        app.supervisor.spawn(_onboard(app, prompt, problem), "the provider setup")
     elif prompt:
         app.submit(prompt)
 
 
-async def _onboard(app: App, prompt: str | None) -> None:
-    if await app.setup_provider() and prompt:
+async def _onboard(app: App, prompt: str | None, problem: str) -> None:
+    if await app.setup_provider(problem) and prompt:
         app.submit(prompt)
+
+
+async def setup_provider(app: App, problem: str = "") -> bool:
+    """The plugins' provider setup (``agent_setup_provider``), its choice saved and used; True
+    when a provider is in use now."""
+    config = app.config
+    choice = await app.hooks.setup_provider(app.ctx, config, app.hooks.providers(config),
+                                            problem)
+    if choice is False:
+        app.add("error", f"no enabled plugin offers the provider setup: set provider, model and "
+                         f"api_key in {config.config_file} (see docs/configuration.md)")
+        return False
+    if choice is None:
+        app.add("info", "provider setup cancelled")
+        return False
+    return use_provider(app, choice)
+
+
+def use_provider(app: App, choice: ProviderChoice) -> bool:
+    """Save ``choice`` to ``config.toml`` (other keys and comments kept) and switch to it."""
+    from agent.config import ConfigError, update_file
+
+    config = app.config
+    changes: dict[str, Any] = {"provider": choice.provider, "model": choice.model,
+                               "base_url": choice.base_url, "preset": choice.preset or None,
+                               "api_key": choice.api_key}
+    try:
+        update_file(config.config_file, changes)
+    except (ConfigError, OSError) as exc:
+        app.add("error", f"could not save the provider: {exc}")
+        return False
+    # The choice applies now: it outranks what the environment or flags said at startup.
+    for layer in (config.flag_values, config.env_values):
+        for name in changes:
+            layer.pop(name, None)
+    for name, value in changes.items():
+        if value is None:
+            config.file_data.pop(name, None)
+        else:
+            config.file_data[name] = value
+    try:
+        attach(app, build_runtime(app))
+    except NoProvider as exc:
+        app.add("error", str(exc))
+        return False
+    refresh_header(app)  # it said "no provider configured"
+    app.update_status()
+    app.add("info", f"{choice.label or choice.provider} configured with {choice.model}\n"
+                    f"saved to {config.config_file}")
+    return True

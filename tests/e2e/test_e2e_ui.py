@@ -258,7 +258,10 @@ def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provi
 def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
     """No provider yet: the setup opens; a custom endpoint's URL is checked as typed, an
     empty key is accepted, and once a model is chosen header and status bar say so."""
-    from agent.presets import PRESETS
+    from plugins_builtin import provider_anthropic, provider_openai
+    from plugins_builtin.setup.presets import offered
+
+    presets = offered({"openai": provider_openai.SPEC, "anthropic": provider_anthropic.SPEC})
 
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
@@ -266,7 +269,7 @@ def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
     try:
         term.wait_for("Choose a provider")
         assert "no provider configured" in term.text()
-        custom = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
+        custom = next(i for i, p in enumerate(presets) if p.id == "custom-openai")
         term.send("\x1b[B" * custom)
         time.sleep(0.2)
         term.send("\r")

@@ -8,8 +8,14 @@ import pytest
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from agent.presets import PRESETS
-from agent.ui.onboarding import mask_key
+from agent import hookimpl
+from agent.providers import ProviderChoice
+from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin.setup.onboarding import mask_key
+from plugins_builtin.setup.presets import offered
+
+#: the setup's list with both shipped provider plugins loaded (as the app loads them here)
+PRESETS = offered({"openai": provider_openai.SPEC, "anthropic": provider_anthropic.SPEC})
 
 CUSTOM_OPENAI = next(i for i, p in enumerate(PRESETS) if p.id == "custom-openai")
 
@@ -25,7 +31,7 @@ def unconfigured(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text('# my settings\nthinking = "high"  # keep me\n')
-    return make_app(tmp_path, None)
+    return make_app(tmp_path, None, builtins=["anthropic"])
 
 
 async def choose_custom(app, url):
@@ -158,3 +164,57 @@ async def test_an_empty_key_for_a_hosted_provider_is_refused_not_a_cancel(tmp_pa
     rows = screen(app)
     assert "x the key is empty: paste it, or esc to cancel" in rows and app.modal is not None
     assert "setup cancelled" not in rows
+
+
+async def test_without_the_setup_plugin_the_app_says_how_to_configure_a_provider(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('thinking = "high"\n')
+    app = make_app(tmp_path, None, without=["setup"])
+    app.start()
+    rows = await wait_for(app, "no enabled plugin offers the provider setup")
+    flat = " ".join(rows.split())  # the line wraps on screen
+    assert "set provider, model and api_key in" in flat and "docs/configuration.md" in flat
+    assert "Choose a provider" not in rows and app.modal is None
+    assert (home / "config.toml").read_text() == 'thinking = "high"\n'  # untouched
+
+
+class HouseSetup:
+    """A third-party setup: one question, and the core saves what it returns."""
+
+    def __init__(self, url):
+        self.url = url
+        self.problems: list[str] = []
+
+    @hookimpl
+    def agent_setup_provider(self, ui, config, providers, problem):
+        self.problems.append(problem)
+
+        async def choose():
+            model = await ui.prompt_text("house model id")
+            return ProviderChoice("openai", model, base_url=self.url, api_key="house-key",
+                                  label="House gateway") if model else None
+        return choose()
+
+
+async def test_a_third_party_setup_plugin_answers_the_no_provider_hook(tmp_path,
+                                                                       fake_provider):
+    house = HouseSetup(fake_provider.openai_url)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("# mine\n")
+    app = make_app(tmp_path, None, without=["setup"], extra=[("house", house)])
+    app.start()
+    await wait_for(app, "house model id")
+    assert house.problems and house.problems[0]  # told why: no provider is usable
+    await type_text(app, "house-model", enter=True)
+    rows = await wait_for(app, "House gateway configured with house-model")
+    assert "agent 0.1.0  openai/house-model" in rows
+    text = (home / "config.toml").read_text()
+    assert text.startswith("# mine\n")
+    assert tomllib.loads(text) == {"provider": "openai", "model": "house-model",
+                                   "base_url": fake_provider.openai_url, "api_key": "house-key"}
+    fake_provider.script(Reply.text("hello from the house"))
+    await type_text(app, "hi", enter=True)
+    await wait_for(app, "hello from the house")
+    assert fake_provider.requests[-1].headers["authorization"] == "Bearer house-key"

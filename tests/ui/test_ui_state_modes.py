@@ -12,7 +12,11 @@ import pytest
 from fakeprovider import Reply
 from ui_harness import make_app, press, type_text, wait_for
 
-from agent.presets import PRESETS
+from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin.setup.presets import offered
+
+#: the setup's list with both shipped provider plugins loaded (as the app loads them here)
+PRESETS = offered({"openai": provider_openai.SPEC, "anthropic": provider_anthropic.SPEC})
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from clirun import run_agent  # noqa: E402
@@ -52,7 +56,7 @@ def loose(found: dict[str, str], root: Path) -> dict[str, str]:
 async def test_onboarding_then_plugins_disable_leave_everything_private(tmp_path,
                                                                        fake_provider):
     os.umask(0o022)  # what most users have: everything would come out 0644 / 0755
-    app = make_app(tmp_path, None)
+    app = make_app(tmp_path, None, builtins=["anthropic"])
     home = tmp_path / "home"
     app.start()
     await wait_for(app, "Choose a provider")

@@ -13,14 +13,15 @@ from agent.testing import make_boot
 from agent.ui.app import App
 
 SIZE = (100, 30)
-UI_PLUGINS = ["openai", "commands", "budget", "markdown", "diff", "sessions"]
+UI_PLUGINS = ["openai", "commands", "budget", "markdown", "diff", "sessions", "setup"]
 
 
 def make_app(tmp_path: Path, base_url: str | None, *, builtins: Iterable[str] = (),
              extra: Iterable[tuple[str, object]] = (), file_data: dict[str, Any] | None = None,
              flags: dict[str, Any] | None = None, api_key: str | None = "x",
-             size: tuple[int, int] = SIZE) -> App:
-    """An App over a real plugin host; provider openai at ``base_url`` (None: unconfigured)."""
+             size: tuple[int, int] = SIZE, without: Iterable[str] = ()) -> App:
+    """An App over a real plugin host; provider openai at ``base_url`` (None: unconfigured).
+    ``without`` leaves some of the usual UI plugins out."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     home = tmp_path / "home"
@@ -29,7 +30,8 @@ def make_app(tmp_path: Path, base_url: str | None, *, builtins: Iterable[str] = 
     if base_url is not None:
         all_flags.update(provider="openai", base_url=base_url, model="m")
     all_flags.update(flags or {})
-    config, hooks = make_boot(ws, home, builtins=[*UI_PLUGINS, *builtins], extra=extra,
+    plugins = [p for p in [*UI_PLUGINS, *builtins] if p not in set(without)]
+    config, hooks = make_boot(ws, home, builtins=plugins, extra=extra,
                               file_data=file_data, flags=all_flags)
     if api_key is not None and base_url is not None:
         config.env_values["api_key"] = api_key
