@@ -90,16 +90,18 @@ _IMPORTED: set[str] = set()
 
 async def import_off_loop(modules: Iterable[str]) -> None:
     """Import ``modules`` (a :class:`agent.providers.ProviderSpec`'s ``warm_modules``) on a
-    worker thread and wait for them there, not on the event loop.  An import another thread
-    has under way (the warm-up) is waited for on the worker too, by the import lock.  A
-    failed import is left for the provider to report when it imports for real."""
-    import asyncio
+    daemon thread and wait for them there, not on the event loop.  An import another thread
+    has under way (the warm-up) is waited for on that thread too, by the import lock.  A
+    failed import is left for the provider to report when it imports for real.  Not the
+    loop's default executor: leaving the program waits for its threads, and an import
+    cannot be interrupted, so quitting mid-import would hang until it ends."""
+    from agent.streaming import on_daemon_thread
 
     for name in modules:
         if name in _IMPORTED:
             continue
         try:
-            await asyncio.to_thread(importlib.import_module, name)
+            await on_daemon_thread(importlib.import_module, name)
         except Exception:
             log.debug("could not import %s ahead of the request", name, exc_info=True)
         _IMPORTED.add(name)

@@ -22,7 +22,9 @@ Everything waits with asyncio, so cancelling the turn (esc) ends a wait at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -272,3 +274,30 @@ def host_of(base_url: str) -> str:
     if ":" in host:
         host = f"[{host}]"  # IPv6
     return f"{host}:{port}" if port else host  # never the user:password part
+
+
+async def on_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a new daemon thread; its result (or exception), awaited.  For work
+    that may import an SDK (which nothing can interrupt): unlike ``asyncio.to_thread``,
+    leaving the program never waits for it."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if future.done():  # the awaiting task was cancelled
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # handed to the awaiting task
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(deliver, ok, value)
+
+    threading.Thread(target=work, name="sdk-import", daemon=True).start()
+    return await future

@@ -56,6 +56,7 @@ from agent.streaming import (
     StreamPolicy,
     host_of,
     malformed_failure,
+    on_daemon_thread,
     status_failure,
     transport_failure,
     with_retries,
@@ -421,7 +422,7 @@ class AnthropicProvider:
         event loop would freeze the screen."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            built = await asyncio.to_thread(self._build)
+            built = await on_daemon_thread(self._build)
             if self._client is None or self._loop is not loop:  # not built meanwhile
                 self._client, self._loop = built, loop
         return self._client

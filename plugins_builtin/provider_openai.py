@@ -55,6 +55,7 @@ from agent.streaming import (
     StreamPolicy,
     host_of,
     malformed_failure,
+    on_daemon_thread,
     status_failure,
     transport_failure,
     with_retries,
@@ -121,12 +122,12 @@ class Endpoint:
         freeze the screen."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            built = await asyncio.to_thread(self._build)
+            built = await on_daemon_thread(self._build)
             if self._client is None or self._loop is not loop:  # not built meanwhile
                 self._client, self._loop = built, loop
         if warm not in self._warmed:
             try:
-                await asyncio.to_thread(warm, self._client)
+                await on_daemon_thread(warm, self._client)
             except Exception:  # the request itself will meet (and report) what failed here
                 log.debug("warming the %s client failed", self.name, exc_info=True)
             self._warmed.add(warm)

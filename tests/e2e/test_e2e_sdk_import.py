@@ -139,3 +139,26 @@ def test_keys_typed_while_the_turn_waits_for_the_sdk_import_echo_at_once(tmp_pat
         assert term.wait_exit(timeout=30) == 0
     finally:
         term.close()
+
+
+def test_quitting_while_the_sdk_still_imports_does_not_wait_for_it(tmp_path):
+    ws, home, site, sdk = (tmp_path / n for n in ("ws", "home", "site", "sdk"))
+    ws.mkdir()
+    sdk.mkdir()
+    slow_provider_site(site)
+    term = Term(["--provider", "slowsdk"], cwd=ws, home=home,
+                env={"PYTHONPATH": str(site), "SLOW_SDK_DIR": str(sdk)})
+    try:
+        term.wait_for(IDLE, timeout=60)
+        term.type("go")
+        path = sdk / "importers"
+        wait_until(lambda: path.exists() and set(path.read_text().split()) - {"warmup"},
+                   "the turn to ask for the SDK", term)
+        term.send("\x03")  # ctrl-c: no command runs, so it asks for another
+        term.wait_for("ctrl-c again quits", timeout=30)
+        term.send("\x03")
+        # The import cannot finish for another two minutes: the agent leaves without it.
+        assert term.wait_exit(timeout=30) == 0
+        assert not (sdk / "imported").exists()
+    finally:
+        term.close()
