@@ -31,6 +31,15 @@ _throwaway: list[Path] = []
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 
+# Byte code is cached, as Python does by default, even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE=1, common in CI images and set on ours). Without the cache every
+# pytest worker rewrites the asserts of every test module again (about 10 s of CPU per worker
+# on the 2-core CI machine), and every ``agent`` process a test starts compiles agent/ and the
+# builtin plugins from source before doing anything. Set here, before the test modules are
+# collected, and in the environment the agent processes inherit.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def lay_out_distribution(source: Path, target: Path) -> None:
     """Copy a pure-Python project into ``target`` with the dist-info pip would write for it."""
