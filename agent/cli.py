@@ -426,7 +426,7 @@ def cmd_plugins(argv: list[str]) -> int:
             enabled = [n for n in section.get("enabled", []) if n != name]
             if verb == "disable":
                 disabled.append(name)
-            elif name in plugins.OPT_IN:
+            elif name in plugins.opt_in_names():
                 enabled.append(name)
             update_file(paths.config_file, {"plugins.disabled": sorted(disabled),
                                             "plugins.enabled": sorted(enabled)})

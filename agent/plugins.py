@@ -25,8 +25,9 @@ ENTRY_POINT_GROUP = "agent.plugins"
 #: Plugins the core cannot work without (base prompt, default provider selection).
 ESSENTIAL = frozenset({"core"})
 
-#: Builtins that stay off unless named in ``plugins.enabled``.
-OPT_IN = frozenset({"bell", "format"})
+#: Plugins that stay off unless named in ``plugins.enabled`` declare it themselves: an entry
+#: of the same name in this group (metadata only, so it is known without importing them).
+OPT_IN_GROUP = "agent.plugins.opt_in"
 
 #: The distribution that ships the builtin plugins (``--no-plugins`` keeps only these).
 BUILTIN_DISTRIBUTION = "agent-cli"
@@ -53,6 +54,12 @@ def entry_points() -> list[importlib.metadata.EntryPoint]:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         seen.setdefault(ep.name, ep)
     return [seen[name] for name in sorted(seen)]
+
+
+def opt_in_names() -> frozenset[str]:
+    """Plugins that declared themselves opt-in (:data:`OPT_IN_GROUP`): installed, but off
+    until ``plugins.enabled`` or ``--enable`` names them."""
+    return frozenset(ep.name for ep in importlib.metadata.entry_points(group=OPT_IN_GROUP))
 
 
 def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str, str]:
@@ -141,6 +148,7 @@ def load(
     host = PluginHost(new_manager())
     described = _Descriptions(cache, host)
     points = entry_points()
+    opt_in = opt_in_names()
     known = {ep.name for ep in points}
     host.unknown = sorted((disabled_set | enabled_set) - known)
     for ep in points:
@@ -154,7 +162,7 @@ def load(
             host.status[name] = PluginStatus(name, "disabled", module=ep.value, distribution=dist)
             host.pm.set_blocked(name)
             continue
-        if name in OPT_IN and name not in enabled_set:
+        if name in opt_in and name not in enabled_set:
             host.status[name] = PluginStatus(name, "opt-in", module=ep.value, distribution=dist)
             continue
         plugin = described.lazy(ep, dist)

@@ -75,9 +75,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 
 #: Literals still in agent/ that another change removes: (file glob, literal) -> who and how.
 TEMPORARY: dict[tuple[str, str], str] = {
-    ("agent/plugins.py", "bell"): "data18 (not done yet): OPT_IN should be declared by the "
-                                  "plugin's entry point, not listed in plugins.py",
-    ("agent/plugins.py", "format"): "data18 (not done yet): as above",
 }
 
 #: Core modules a builtin may import, as docs/architecture.md lists them.

@@ -79,6 +79,42 @@ def test_bell_and_format_are_opt_in():
     host = plugin_loading.load()
     assert host.status["bell"].state == "opt-in"
     assert host.status["format"].state == "opt-in"
+    assert plugin_loading.opt_in_names() >= {"bell", "format"}
+
+
+@pytest.fixture
+def nightly(tmp_path, monkeypatch):
+    """A third-party distribution declaring its plugin opt-in in its entry points; importing
+    the plugin leaves a marker file."""
+    import importlib
+    import sys
+
+    site = tmp_path / "site"
+    marker = tmp_path / "imported"
+    dist = site / "agent_nightly-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: agent-nightly\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[agent.plugins]\nnightly = agent_nightly\n\n"
+        "[agent.plugins.opt_in]\nnightly = agent_nightly\n")
+    (site / "agent_nightly.py").write_text(
+        '"""Nightly reports."""\nimport pathlib\n'
+        f'pathlib.Path({str(marker)!r}).write_text("imported")\n')
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    yield marker
+    sys.modules.pop("agent_nightly", None)
+    importlib.invalidate_caches()
+
+
+def test_a_third_party_plugin_declares_itself_opt_in_and_is_not_imported(nightly):
+    host = plugin_loading.load()
+    assert "nightly" in plugin_loading.opt_in_names()
+    assert host.status["nightly"].state == "opt-in"
+    assert not nightly.exists()  # off means never imported
+    host = plugin_loading.load(enabled={"nightly"})
+    assert host.status["nightly"].state == "enabled" and nightly.read_text() == "imported"
 
 
 async def test_bell_rings_once_when_the_turn_ends(workspace, tmp_path, capfd):
