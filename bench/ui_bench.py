@@ -20,6 +20,7 @@ compare runs.
 from __future__ import annotations
 
 import argparse
+import bisect
 import os
 import statistics
 import subprocess
@@ -95,6 +96,9 @@ class Stamped(Term):
     def __init__(self, *args, **kwargs) -> None:
         self.chunks: list[tuple[float, int]] = []
         self._fed = 0
+        # Waiters sleep until output arrives instead of polling: the rig's own CPU would
+        # otherwise compete with the agent for this machine's two cores.
+        self._arrived = threading.Condition()
         super().__init__(*args, **kwargs)
 
     def _read(self) -> None:
@@ -107,6 +111,8 @@ class Stamped(Term):
             with self._lock:
                 self.raw.extend(data)
                 self.chunks.append((now, len(self.raw)))
+            with self._arrived:
+                self._arrived.notify_all()
 
     def text(self) -> str:
         with self._lock:
@@ -117,14 +123,20 @@ class Stamped(Term):
     def wait_bytes(self, needle: bytes, start: int, timeout: float = 5.0) -> float:
         """Time at which ``needle`` first appeared after raw offset ``start``."""
         deadline = time.perf_counter() + timeout
-        while time.perf_counter() < deadline:
+        searched = start
+        while True:
             with self._lock:
-                at = self.raw.find(needle, start)
+                at = self.raw.find(needle, searched)
                 if at >= 0:
                     end = at + len(needle)
-                    return next(t for t, off in self.chunks if off >= end)
-            time.sleep(0.0002)
-        raise TimeoutError(needle)
+                    index = bisect.bisect_left(self.chunks, end, key=lambda c: c[1])
+                    return self.chunks[index][0]
+                searched = max(start, len(self.raw) - len(needle) + 1)
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(needle)
+            with self._arrived:  # the arrival time is the reader's stamp, not this wake-up
+                self._arrived.wait(min(left, 0.01))
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
