@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from agent.session import Session
+    from agent.session import Session, SessionClosed, SessionLookupError
     from agent.ui.context import CommandContext
 
 # Never let a log record reach the terminal by default: the screen belongs to the UI, stderr
@@ -35,7 +35,13 @@ from agent.money import format_usd  # noqa: E402
 from agent.options import Option  # noqa: E402
 from agent.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
 from agent.prompt import Fragment  # noqa: E402
-from agent.providers import ProviderError, ProviderSettings, ProviderSpec  # noqa: E402
+from agent.providers import (  # noqa: E402
+    Preset,
+    ProviderChoice,
+    ProviderError,
+    ProviderSettings,
+    ProviderSpec,
+)
 from agent.sandbox import (  # noqa: E402
     OFF,
     READ_ONLY,
@@ -63,17 +69,19 @@ __all__ = [
     "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
     "Block", "SlashCommand", "ConfigError", "format_usd", "Option", "Fragment",
     "HeaderLine", "LiveState", "Panel", "StatusInfo",
-    "ProviderError", "ProviderSettings", "ProviderSpec", "NO_EFFECTS", "UNKNOWN_EFFECTS",
+    "ProviderError", "ProviderSettings", "ProviderSpec", "Preset", "ProviderChoice",
+    "NO_EFFECTS", "UNKNOWN_EFFECTS",
     "Change", "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError",
     "ToolResult", "tool", "Verdict",
     "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
-    "Session", "Config", "CommandContext",
+    "Session", "SessionLookupError", "SessionClosed", "Config", "CommandContext",
     "ImagePart", "Attachment", "MentionEntry", "MentionError", "MentionSource",
 ]
 
 #: Types a plugin annotates with, imported on first use: ``import agent`` must stay cheap
 #: (a plugin loads it before any session exists, and ``CommandContext`` pulls in urwid).
-_LAZY = {"Session": "agent.session", "CommandContext": "agent.ui.context"}
+_LAZY = {"Session": "agent.session", "SessionLookupError": "agent.session",
+         "SessionClosed": "agent.session", "CommandContext": "agent.ui.context"}
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelled import is an error there
