@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
 OFF_WORDS = re.compile(r"\b(no|not|off|skip|skips|ignore|ignores|without|only)\b")
 
 
 def help_lines(tmp_path: Path) -> dict[str, str]:
-    proc = run_agent(["--help"], home=tmp_path / "h", cwd=tmp_path)
+    proc = run_agent_here(["--help"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     helps: dict[str, str] = {}
     current = None
@@ -50,7 +50,9 @@ def marker_server(tmp_path: Path) -> Path:
     script = tmp_path / "server.py"
     script.write_text(f"open({str(marker)!r}, 'w').close()\nimport sys\nsys.stdin.read()\n")
     (home / "config.toml").write_text(
-        f'[mcp_servers.probe]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n')
+        f'[mcp_servers.probe]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n'
+        # It never answers: the run waits this long for it, not the default 10 s.
+        'startup_timeout = 3\n')
     return marker
 
 
@@ -65,7 +67,6 @@ EFFECTS = {
 }
 
 
-@pytest.mark.e2e
 def test_every_no_flag_has_a_row_and_help_that_says_off(tmp_path):
     helps = help_lines(tmp_path)
     assert set(helps) == set(EFFECTS), "add a row to EFFECTS for each --no-* flag"
@@ -74,9 +75,9 @@ def test_every_no_flag_has_a_row_and_help_that_says_off(tmp_path):
         assert OFF_WORDS.search(said), f"{flag}: help does not say what it turns off: {text}"
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("flag", sorted(EFFECTS))
 def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
+    """In process (``run_agent_here``): what a flag turns off is the CLI's decision."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "AGENTS.md").write_text("Always follow the house style.\n")
@@ -90,7 +91,7 @@ def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
         fake_provider.script(Reply.text("ok"))
         args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
                 "--model", "m"] + ([flag] if with_flag else [])
-        proc = run_agent(args, home=run / "h", cwd=ws, OPENAI_API_KEY="x", timeout=90)
+        proc = run_agent_here(args, home=run / "h", cwd=ws, OPENAI_API_KEY="x")
         assert proc.returncode == 0, proc.stderr
         results[with_flag] = EFFECTS[flag](request_tools(fake_provider),
                                            system_prompt(fake_provider), run)

@@ -1,11 +1,12 @@
 """Hostile repositories against every git tool: no program the repository names ever runs.
 
 For each mechanism (``tests/hostile_repos.py``): plain git on a fresh copy does run the
-program (the fixture is armed), and then the real ``agent`` command in headless default mode
-calls every git tool, directly and through the explore subagent, with the fake provider
-scripting the calls; the marker the program would create never appears.  A repository that
-leads outside the workspace is refused with a message, and nothing from outside reaches the
-model.
+program (the fixture is armed), and then the real ``agent`` CLI (``agent.cli.main``, in
+this process: the sandbox and the hardening apply to the git processes it starts, not to
+its own) in headless default mode calls every git tool, directly and through the explore
+subagent, with the fake provider scripting the calls; the marker the program would create
+never appears.  A repository that leads outside the workspace is refused with a message,
+and nothing from outside reaches the model.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from hostile_repos import FACTORIES, run_control
 
@@ -92,16 +93,14 @@ def check_run(hostile, requests, log=""):
         assert "first" in results["d4"], results["d4"]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("name", NAMES)
 def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name):
     """The real CLI, headless, default mode (git under the read-only sandbox)."""
     hostile = FACTORIES[name](tmp_path)
     script_for(fake_provider)
-    proc = run_agent(["-p", "inspect the repository", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"],
-                     home=tmp_path / "home", cwd=hostile.ws, timeout=180,
-                     OPENAI_API_KEY="test-key")
+    proc = run_agent_here(["-p", "inspect the repository", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "m"],
+                          home=tmp_path / "home", cwd=hostile.ws, OPENAI_API_KEY="test-key")
     check_run(hostile, fake_provider.requests, proc.stdout + proc.stderr)
     assert proc.returncode == 0, proc.stderr
 
