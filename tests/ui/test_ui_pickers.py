@@ -80,3 +80,24 @@ async def test_one_context_figure_in_the_turn_line_the_status_bar_and_cost(
     rows = await wait_for(app, "context: ~")
     assert f"context: ~{figure:,} tokens in the last request (system prompt, tools and " \
            "history; " in rows
+
+
+async def test_without_the_sessions_plugin_the_ui_runs_unsaved_and_says_good_bye(
+        tmp_path, fake_provider):
+    from agent.ui.screen import farewell
+
+    fake_provider.script(Reply.text("apples are red"))
+    app = make_app(tmp_path, fake_provider.openai_url, without=["sessions"])
+    app.start()
+    await type_text(app, "tell me about apples", enter=True)
+    await wait_for(app, "apples are red")
+    await idle(app)
+    assert app.session.recorder is None and "NOT SAVED" not in screen(app)
+    await type_text(app, "/resume", enter=True)
+    await wait_for(app, "unknown command /resume")  # the feature is gone as a whole
+    assert farewell(app) == "Good bye."
+    db = tmp_path / "home" / "state" / "agent.db"
+    if db.exists():
+        import sqlite3
+
+        assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
