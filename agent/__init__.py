@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from agent.session import Session, SessionClosed, SessionLookupError
+    from agent.loop.session import Session, SessionClosed, SessionLookupError
     from agent.ui.context import CommandContext
 
 # Never let a log record reach the terminal by default: the screen belongs to the UI, stderr
@@ -25,24 +25,8 @@ __version__ = "0.1.0"
 #: Decorator marking a plugin's hook implementations.
 hookimpl = pluggy.HookimplMarker("agent")
 
-from agent.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # noqa: E402
-from agent.blocks import Block  # noqa: E402
-from agent.commands import SlashCommand  # noqa: E402
-from agent.config import Config, ConfigError  # noqa: E402
-from agent.mentions import Attachment, MentionEntry, MentionError, MentionSource  # noqa: E402
-from agent.messages import ImagePart  # noqa: E402
-from agent.money import format_usd  # noqa: E402
-from agent.options import Option  # noqa: E402
-from agent.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
-from agent.prompt import Fragment  # noqa: E402
-from agent.providers import (  # noqa: E402
-    Preset,
-    ProviderChoice,
-    ProviderError,
-    ProviderSettings,
-    ProviderSpec,
-)
-from agent.sandbox import (  # noqa: E402
+from agent.boot.config import Config, ConfigError  # noqa: E402
+from agent.contain.sandbox import (  # noqa: E402
     OFF,
     READ_ONLY,
     WORKSPACE_WRITE,
@@ -50,7 +34,21 @@ from agent.sandbox import (  # noqa: E402
     SandboxProcess,
     sandbox_for,
 )
-from agent.tools import (  # noqa: E402
+from agent.contract.blocks import Block  # noqa: E402
+from agent.contract.commands import SlashCommand  # noqa: E402
+from agent.contract.mentions import Attachment, MentionEntry, MentionError, MentionSource  # noqa: E402
+from agent.contract.messages import ImagePart  # noqa: E402
+from agent.contract.options import Option  # noqa: E402
+from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
+from agent.contract.prompt import Fragment  # noqa: E402
+from agent.contract.providers import (  # noqa: E402
+    Preset,
+    ProviderChoice,
+    ProviderError,
+    ProviderSettings,
+    ProviderSpec,
+)
+from agent.contract.tools import (  # noqa: E402
     NO_EFFECTS,
     UNKNOWN_EFFECTS,
     Change,
@@ -63,7 +61,9 @@ from agent.tools import (  # noqa: E402
     ToolResult,
     tool,
 )
-from agent.verdict import Verdict  # noqa: E402
+from agent.contract.verdict import Verdict  # noqa: E402
+from agent.lib.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # noqa: E402
+from agent.lib.money import format_usd  # noqa: E402
 
 __all__ = [
     "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
@@ -80,8 +80,8 @@ __all__ = [
 
 #: Types a plugin annotates with, imported on first use: ``import agent`` must stay cheap
 #: (a plugin loads it before any session exists, and ``CommandContext`` pulls in urwid).
-_LAZY = {"Session": "agent.session", "SessionLookupError": "agent.session",
-         "SessionClosed": "agent.session", "CommandContext": "agent.ui.context"}
+_LAZY = {"Session": "agent.loop.session", "SessionLookupError": "agent.loop.session",
+         "SessionClosed": "agent.loop.session", "CommandContext": "agent.ui.context"}
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelled import is an error there

@@ -1,5 +1,5 @@
 """``python -m agent``."""
 
-from agent.cli import main
+from agent.boot.cli import main
 
 raise SystemExit(main())

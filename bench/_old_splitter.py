@@ -1,4 +1,4 @@
-"""The hand-written splitter agent.shell used before tree-sitter-bash, kept only so
+"""The hand-written splitter agent.shell.parse used before tree-sitter-bash, kept only so
 bench/shell_parsers.py and bench/shell_judgement.py can compare against it in the same run."""
 # ruff: noqa
 

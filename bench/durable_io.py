@@ -35,7 +35,7 @@ def _best(fn, runs: int) -> float:
 
 
 def bench_writes(runs: int) -> None:
-    from agent.atomic import atomic_write
+    from agent.lib.atomic import atomic_write
 
     with tempfile.TemporaryDirectory(dir=ROOT) as tmp:
         for size in (4_000, 4_000_000):

@@ -5,7 +5,7 @@
 
 Runs the fixtures vendored under tests/fixtures/ (OpenAI Codex's apply-patch scenarios,
 opencode's and aider's edit-matching cases) through the real tools, each in a fresh
-workspace, exactly as tests/test_edit_compat.py does, and prints the pass rate per suite.  A
+workspace, exactly as tests/plugins/test_edit_compat.py does, and prints the pass rate per suite.  A
 documented deviation (tests/compat_suites.py DEVIATIONS, docs/tools.md) counts as a miss of
 the peer's expectation and is listed apart.  Not a test: nothing is asserted.
 """

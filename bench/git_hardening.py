@@ -3,11 +3,11 @@
     python bench/git_hardening.py            # 15 calls per command
     python bench/git_hardening.py --runs 5
 
-For each command the git tools run, the median wall time through ``agent.safegit`` (the
+For each command the git tools run, the median wall time through ``agent.contain.safegit`` (the
 config listing, then the command, with every program-valued setting overridden) against
 plain ``git`` on the same repository in the same run, and the ratio.  Then every hostile
 repository of ``tests/hostile_repos.py``: plain git (armed: did the marker appear?) and
-``agent.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
+``agent.contain.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from hostile_repos import FACTORIES, base, run_control  # noqa: E402
 
-from agent import safegit  # noqa: E402
+from agent.contain import safegit  # noqa: E402
 
 COMMANDS = [
     ["status", "--porcelain=v1", "--branch", "-z"],

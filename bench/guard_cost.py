@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.gate import Gate  # noqa: E402
+from agent.contract.tools import Effects, ToolCall  # noqa: E402
+from agent.contract.verdict import Verdict  # noqa: E402
+from agent.loop.gate import Gate  # noqa: E402
 from agent.testing import make_boot  # noqa: E402
-from agent.tools import Effects, ToolCall  # noqa: E402
-from agent.verdict import Verdict  # noqa: E402
 
 CALLS = [
     (ToolCall("r", "read_file", {"path": "src/a.py"}), Effects(reads=("src/a.py",))),

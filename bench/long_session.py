@@ -23,8 +23,8 @@ from fakeprovider import FakeProvider, Reply
 
 sys.path.insert(0, str(ROOT))
 
-from agent.messages import Message, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
-from agent.store import SessionRecord, Store  # noqa: E402
+from agent.contract.messages import Message, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
+from agent.state.store import SessionRecord, Store  # noqa: E402
 
 #: Runs a command and prints its wall time (s) and the peak RSS of the child (KiB): this
 #: wrapper's RUSAGE_CHILDREN covers exactly the one child it waited for.
@@ -83,7 +83,7 @@ def synthetic(count: int, seed: int = 0) -> list[Message]:
 
 def build(state_dir: Path, cwd: Path, messages: list[Message]) -> tuple[str, float, int]:
     """Write the session in one transaction; returns (id, seconds, database bytes)."""
-    from agent.session import new_session_id
+    from agent.loop.session import new_session_id
 
     sid = new_session_id()
     start = time.perf_counter()
@@ -135,7 +135,7 @@ def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, runs: int
 def load_and_compact(home: Path, ws: Path, srv: FakeProvider) -> dict[str, float]:
     """In process: load the session (store -> Message objects), then let the prune plugin
     compact the first request twice (cold: summaries written; warm: cached)."""
-    from agent.session import Runtime
+    from agent.loop.session import Runtime
     from agent.testing import make_boot, make_session
 
     config, hooks = make_boot(ws, home, builtins=["openai", "prune", "sessions"])

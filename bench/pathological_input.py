@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent import Effects  # noqa: E402
-from agent.globmatch import glob_match  # noqa: E402
+from agent.lib.globmatch import glob_match  # noqa: E402
 
 
 def best(fn, repeat: int) -> float:

@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent.sandbox import sandbox_for  # noqa: E402
-from agent.sandbox_policy import Policy, bwrap_args  # noqa: E402
+from agent.contain.sandbox import sandbox_for  # noqa: E402
+from agent.contain.sandbox_policy import Policy, bwrap_args  # noqa: E402
 from agent.testing import make_boot, run_tool  # noqa: E402
 
 

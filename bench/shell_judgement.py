@@ -19,10 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import _old_splitter  # noqa: E402
 
-from agent import permissions  # noqa: E402
-from agent.shell import parse  # noqa: E402
-from agent.shell_analysis import analyse  # noqa: E402
-from agent.tools import Effects  # noqa: E402
+from agent.contract.tools import Effects  # noqa: E402
+from agent.loop import permissions  # noqa: E402
+from agent.shell.analysis import analyse  # noqa: E402
+from agent.shell.parse import parse  # noqa: E402
 
 # (everyday command, a writing variant of it)
 EVERYDAY: list[tuple[str, str]] = [

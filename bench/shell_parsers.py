@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import _old_splitter  # noqa: E402
 
-from agent import shell  # noqa: E402
-from agent.shell_wrappers import peel, script_operand  # noqa: E402
+from agent.shell import parse as shell  # noqa: E402
+from agent.shell.wrappers import peel, script_operand  # noqa: E402
 
 # (command line, programs it runs).  Grown from the spellings in the permission issue.
 CORPUS: list[tuple[str, set[str]]] = [
@@ -156,7 +156,7 @@ CHAIN = " && ".join(f"test -f f{i} && echo \"$(basename f{i})\"" for i in range(
 
 
 def main() -> None:
-    parsers = [("tree-sitter-bash (agent.shell)", ours), ("old splitter", old)]
+    parsers = [("tree-sitter-bash (agent.shell.parse)", ours), ("old splitter", old)]
     try:
         import bashlex  # noqa: F401
         parsers.append(("bashlex 0.18", bashlex_names))

@@ -337,7 +337,7 @@ def frame_costs(step: int = 12, every: int = 11) -> dict[str, dict[str, float]]:
     sys.path.insert(0, str(ROOT / "tests" / "ui"))
     from ui_harness import make_app
 
-    from agent import events as ev
+    from agent.contract import events as ev
     from agent.ui import palette
     from agent.ui.screen import _Loop
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent import ConfigError, Fragment, Option, SlashCommand, StatusInfo, hookimpl
-from agent.providers import THINKING_LEVELS
+from agent.contract.providers import THINKING_LEVELS
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import weakref
 from typing import Any
 
 from agent import NO_EFFECTS, Description, Tool, ToolError, hookimpl
-from agent.session import root_session
+from agent.loop.session import root_session
 
 DISMISSED = "The user dismissed this; use your best judgement."
 NO_CHANNEL = ("Nobody can answer questions in this session; decide yourself and say what you "

@@ -22,7 +22,7 @@ from agent import (
     hookimpl,
     sandbox_for,
 )
-from agent.shell_analysis import command_paths
+from agent.shell.analysis import command_paths
 
 log = logging.getLogger("agent.plugins.bash")
 
@@ -32,7 +32,7 @@ MAX_TIMEOUT_MS = 600_000
 
 #: Characters kept from the end of each stream; older output is counted, not kept.  The
 #: core saves a result over its 30,000-character cap whole under the state dir and shows the
-#: model its head and tail with the path (agent.saved_results), so this much is kept.
+#: model its head and tail with the path (agent.loop.saved_results), so this much is kept.
 TAIL_CHARS = 1_000_000
 #: The part of the result (characters) the two sections share.
 RESULT_BUDGET = 2 * TAIL_CHARS

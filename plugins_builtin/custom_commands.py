@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import SlashCommand, frontmatter, hookimpl, permissions
-from agent.paths import jail
-from agent.secrets import SecretsPolicy
-from agent.shell import split_words
-from agent.tools import Effects, ToolError
+from agent import SlashCommand, hookimpl
+from agent.contain.paths import jail
+from agent.contain.secrets import SecretsPolicy
+from agent.contract.tools import Effects, ToolError
+from agent.lib import frontmatter
+from agent.loop import permissions
+from agent.shell.parse import split_words
 
 log = logging.getLogger("agent.custom_commands")
 

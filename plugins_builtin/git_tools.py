@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent import Description, Effects, Option, Tool, ToolError, hookimpl, safegit
-from agent.safegit import GitFailed
-from agent.secrets import SecretsPolicy, policy_for, redact_diff
+from agent import Description, Effects, Option, Tool, ToolError, hookimpl
+from agent.contain import safegit
+from agent.contain.safegit import GitFailed
+from agent.contain.secrets import SecretsPolicy, policy_for, redact_diff
 
 TIMEOUT = safegit.TIMEOUT
 #: Bytes read from git before it is stopped; the core caps results at 30,000 chars anyway.
@@ -32,7 +33,7 @@ LETTERS = {"M": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "
 
 
 async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT) -> str:
-    """Run ``git argv`` in the workspace through :mod:`agent.safegit` (the repository's
+    """Run ``git argv`` in the workspace through :mod:`agent.contain.safegit` (the repository's
     config can start no program; see docs/security.md).
 
     Returns stdout.  Raises :class:`ToolError` for the common failures (not installed, not
@@ -311,8 +312,8 @@ def message_prompt(diff: str, subjects: str) -> str:
 
 
 async def _ask_model(ctx: Any, prompt: str) -> str:
-    from agent.messages import Message
-    from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
+    from agent.contract.messages import Message
+    from agent.contract.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
 
     session = ctx.session
     runtime = getattr(session, "runtime", None)

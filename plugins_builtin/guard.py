@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable
 
 from agent import Fragment, Verdict, hookimpl
-from agent.shell import SHELLS, Script, SimpleCommand, parse
-from agent.shell_git import SUBCOMMANDS, config_is_false, read_git
-from agent.shell_options import parse_options, same, spec
+from agent.shell.git import SUBCOMMANDS, config_is_false, read_git
+from agent.shell.options import parse_options, same, spec
+from agent.shell.parse import SHELLS, Script, SimpleCommand, parse
 
 ADVICE = "Ask the user to run it themselves if it is really needed."
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Fragment, HeaderLine, Option, SlashCommand, hookimpl
-from agent.commands import show
+from agent.contract.commands import show
 
 #: Instruction file names, in the order they are read within one directory.
 NAMES = ("AGENTS.md", "CLAUDE.md", ".agent.md")

@@ -30,11 +30,11 @@ from agent import (
     ToolError,
     hookimpl,
 )
-from agent.commands import show
-from agent.messages import Message
-from agent.providers import ProviderRequest, StepFinished, TextDelta
-from agent.session import new_session_id
-from agent.store import Store, StoreSchema
+from agent.contract.commands import show
+from agent.contract.messages import Message
+from agent.contract.providers import ProviderRequest, StepFinished, TextDelta
+from agent.loop.session import new_session_id
+from agent.state.store import Store, StoreSchema
 
 log = logging.getLogger("agent.memory")
 
@@ -54,7 +54,7 @@ note, and keep every fact that is still useful. Answer with the notes only, one 
 the form `[kind] text`, where kind is fact, decision, gotcha or command and text is at most
 400 characters. No other lines."""
 
-#: The plugin's tables, versioned on their own (agent.store_schema).  v1 adopts the table the
+#: The plugin's tables, versioned on their own (agent.state.schema).  v1 adopts the table the
 #: core's schema v3 created in databases from before the plugin owned it (hence IF NOT
 #: EXISTS): their notes stay where they are.  Append migrations; never edit a shipped one.
 SCHEMA = StoreSchema("memory", (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from agent import Verdict, hookimpl
-from agent.pathparts import segments
+from agent.lib.pathparts import segments
 
 ADVICE = "Regenerate it with the tool that owns it rather than editing it."
 

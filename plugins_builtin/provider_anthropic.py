@@ -7,8 +7,8 @@
   Models that only take adaptive thinking get ``{"type": "adaptive"}`` and the level as
   ``output_config.effort``.
 - Thinking blocks come back with their signatures (and redacted thinking with its data) in
-  :class:`~agent.messages.ReasoningPart` and are sent back in later assistant turns, which the
-  API requires when thinking is combined with tool use.  Other providers' reasoning is never
+  :class:`~agent.contract.messages.ReasoningPart` and are sent back in later assistant turns, which
+  the API requires when thinking is combined with tool use.  Other providers' reasoning is never
   sent; a turn whose first step another provider answered goes on without thinking.
 - Prompt caching: a cache breakpoint on the system prompt (covering tools and system) and on
   the newest message, unless ``settings.options["prompt_cache"]`` is false.
@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent import hookimpl
-from agent.messages import (
+from agent.contract.messages import (
     ImagePart,
     Message,
     ReasoningPart,
@@ -36,8 +36,8 @@ from agent.messages import (
     ToolResultPart,
     decode_arguments,
 )
-from agent.options import Option
-from agent.providers import (
+from agent.contract.options import Option
+from agent.contract.providers import (
     Preset,
     ProviderError,
     ProviderNotice,
@@ -51,7 +51,7 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
-from agent.streaming import (
+from agent.loop.streaming import (
     Deadlines,
     StreamPolicy,
     host_of,
@@ -258,7 +258,7 @@ def map_error(exc: BaseException, *, output_started: bool, connected: bool = Fal
     import anthropic
     import httpx2
 
-    from agent.retry import MalformedStream
+    from agent.loop.retry import MalformedStream
 
     if isinstance(exc, ProviderError):
         exc.output_started = exc.output_started or output_started
@@ -431,7 +431,7 @@ class AnthropicProvider:
         """A new ``anthropic.AsyncAnthropic`` (any thread: it opens nothing yet)."""
         import anthropic
 
-        from agent.retry import async_http_client
+        from agent.loop.retry import async_http_client
 
         _quiet_sdk_warnings()
         s = self.settings
@@ -446,7 +446,7 @@ class AnthropicProvider:
         client = anthropic.AsyncAnthropic(
             api_key=key,
             base_url=self.base_url,
-            # Retries happen in agent.streaming, which also retries streams that stall
+            # Retries happen in agent.loop.streaming, which also retries streams that stall
             # after their headers (the SDK retries only the opening).
             max_retries=0,
             timeout=s.timeout,
@@ -530,7 +530,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step within the deadlines, retrying what a retry can cure (see
-        :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
+        :mod:`agent.loop.streaming`); see :meth:`agent.contract.providers.Provider.stream`."""
         try:
             params = self.params(request)
             client = await self.ready_client()

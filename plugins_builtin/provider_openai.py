@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agent import hookimpl
-from agent.messages import (
+from agent.contract.messages import (
     INVALID_JSON,
     ImagePart,
     Message,
@@ -34,8 +34,8 @@ from agent.messages import (
     ToolCallPart,
     decode_arguments,
 )
-from agent.options import Option
-from agent.providers import (
+from agent.contract.options import Option
+from agent.contract.providers import (
     Preset,
     Provider,
     ProviderError,
@@ -50,7 +50,7 @@ from agent.providers import (
     ToolCallStarted,
     Usage,
 )
-from agent.streaming import (
+from agent.loop.streaming import (
     Deadlines,
     StreamPolicy,
     host_of,
@@ -136,7 +136,7 @@ class Endpoint:
         """A new ``openai.AsyncOpenAI`` (any thread: it opens nothing yet)."""
         import openai
 
-        from agent.retry import async_http_client
+        from agent.loop.retry import async_http_client
 
         s = self.settings
         key = s.api_key or os.environ.get("OPENAI_API_KEY")
@@ -150,7 +150,7 @@ class Endpoint:
         return openai.AsyncOpenAI(
             api_key=key,
             base_url=self.base_url,
-            # Retries happen in agent.streaming, which also retries streams that stall
+            # Retries happen in agent.loop.streaming, which also retries streams that stall
             # after their headers (the SDK retries only the opening).
             max_retries=0,
             timeout=s.timeout,
@@ -212,7 +212,7 @@ def map_error(exc: BaseException, name: str, *, output_started: bool,
     import httpx2
     import openai
 
-    from agent.retry import MalformedStream
+    from agent.loop.retry import MalformedStream
 
     if isinstance(exc, ProviderError):
         exc.output_started = exc.output_started or output_started
@@ -478,7 +478,7 @@ class _RequestShape:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one step within the deadlines, retrying what a retry can cure (see
-        :mod:`agent.streaming`); see :meth:`agent.providers.Provider.stream`."""
+        :mod:`agent.loop.streaming`); see :meth:`agent.contract.providers.Provider.stream`."""
         if self.text_only is not None:
             request, notice = self.text_only.apply(request)
             if notice is not None:

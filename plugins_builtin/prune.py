@@ -26,8 +26,8 @@ from dataclasses import replace
 from typing import Any
 
 from agent import Option, SlashCommand, StatusInfo, hookimpl
-from agent.commands import show
-from agent.messages import (
+from agent.contract.commands import show
+from agent.contract.messages import (
     IMAGE_TOKENS,
     ImagePart,
     Message,
@@ -37,7 +37,7 @@ from agent.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from agent.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
+from agent.contract.providers import ProviderError, ProviderRequest, StepFinished, TextDelta
 
 log = logging.getLogger("agent.prune")
 
@@ -489,7 +489,7 @@ async def model_summary(session: Any, previous: str | None, text: str,
     """One nested model call: notes for ``text`` (merged with ``previous``).
 
     The request goes through ``agent_prepare_request`` first, so a spending cap checks it
-    before it is sent (raising :class:`~agent.providers.BudgetExceeded`); it is marked
+    before it is sent (raising :class:`~agent.contract.providers.BudgetExceeded`); it is marked
     ``nested``: its cost is held on top of the request being prepared, not instead of it.
     Its cost is booked in the session's spend ledger and usage ledger.
     """
@@ -730,7 +730,7 @@ async def _with_summary(session: Any, messages: list[Message], base: Aligned,
 
 
 def _announce(session: Any, span: list[Message], chunk_chars: int, *, resumed: bool) -> None:
-    """Tell the user (a ``notice`` event, see :meth:`agent.session.Session.notify`) that
+    """Tell the user (a ``notice`` event, see :meth:`agent.loop.session.Session.notify`) that
     model requests are being spent on a summary before their prompt goes out."""
     notify = getattr(session, "notify", None)
     if not callable(notify):

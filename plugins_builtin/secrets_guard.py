@@ -1,6 +1,6 @@
 """Refuses reads and writes of secrets (.env files, keys, credentials) by any tool.
 
-The policy itself is the core's (:mod:`agent.secrets`): the file and git tools apply it to
+The policy itself is the core's (:mod:`agent.contain.secrets`): the file and git tools apply it to
 what they read as a second wall, and the sandbox hides the same files from commands.  This
 guard applies it to every call's effects, so a third-party tool that reads or writes a
 secret path is refused before it runs, whatever it is called.
@@ -9,7 +9,7 @@ secret path is refused before it runs, whatever it is called.
 from __future__ import annotations
 
 from agent import Verdict, hookimpl
-from agent.secrets import policy_for, why_secret
+from agent.contain.secrets import policy_for, why_secret
 
 __all__ = ["why_secret", "agent_guard_tool_call"]
 

@@ -1,6 +1,6 @@
 """Subagents: the task tool hands a job to a fresh explore, review or worker session.
 
-A subagent is a nested :class:`agent.session.Session` with its own messages (it sees nothing
+A subagent is a nested :class:`agent.loop.session.Session` with its own messages (it sees nothing
 of the parent conversation), a kind-specific system prompt, a small tool set and a cap of
 20 steps.  It ends with one text report, which is the ``task`` call's result.
 
@@ -46,9 +46,9 @@ from agent import (
     ToolResult,
     hookimpl,
 )
-from agent import events as ev
-from agent.gate import Gate, GateDecision
-from agent.session import root_session
+from agent.contract import events as ev
+from agent.loop.gate import Gate, GateDecision
+from agent.loop.session import root_session
 
 KINDS = ("explore", "review", "worker")
 READ_TOOLS = ("read_file", "read_many_files", "glob", "grep", "list_dir", "git_status",
@@ -282,7 +282,7 @@ def _findings(child: Any) -> str:
 
 def build_child(parent: Any, kind: str) -> Any:
     """The subagent's session: kind-specific tools and gate, the parent's runtime."""
-    from agent.session import Session
+    from agent.loop.session import Session
 
     names = READ_TOOLS + (WRITE_TOOLS if kind == "worker" else ())
     tools = {n: parent.tools[n] for n in names if n in parent.tools}

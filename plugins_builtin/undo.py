@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from agent import AtomicWriteError, Option, SlashCommand, Staged, atomic_write, hookimpl
-from agent import events as ev
-from agent.commands import show
-from agent.paths import is_inside
+from agent.contain.paths import is_inside
+from agent.contract import events as ev
+from agent.contract.commands import show
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -144,7 +144,7 @@ class Recorder:
 
     def _files(self) -> Iterator[str]:
         """The files a whole-workspace snapshot covers (ignore rules honoured)."""
-        from agent.walk import walk_entries
+        from agent.lib.walk import walk_entries
 
         state_real = Path(os.path.realpath(self.state_dir))
         inner = (state_real.relative_to(self.workspace).as_posix() + "/"
@@ -156,7 +156,7 @@ class Recorder:
 
     def _files_under(self, rel: str) -> Iterator[str]:
         """Every file below a directory a tool names (ignored ones too: it names them)."""
-        from agent.walk import walk_entries
+        from agent.lib.walk import walk_entries
 
         for entry in walk_entries(self.workspace, start=rel, include_ignored=True):
             if not entry.is_symlink:

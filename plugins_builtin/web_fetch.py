@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent import Description, Effects, Tool, ToolContext, ToolError, ToolResult, hookimpl
-from agent.tools import RESULT_CAP
+from agent.contract.tools import RESULT_CAP
 
 MAX_CHARS = 30_000
 MIN_CHARS = 500

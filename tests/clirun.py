@@ -29,7 +29,7 @@ def run_agent(args: list[str], *, home: Path, cwd: Path, input: str | None = Non
 
 def run_agent_here(args: list[str], *, home: Path, cwd: Path,
                    **env: str) -> subprocess.CompletedProcess[str]:
-    """``agent ARGS`` through the real ``agent.cli.main`` in this process: what
+    """``agent ARGS`` through the real ``agent.boot.cli.main`` in this process: what
     :func:`run_agent` proves, without the cost of a new interpreter importing the SDKs.
 
     For tests of what the CLI decides (flags, rules, exit codes, stdout); the ones about the
@@ -37,7 +37,7 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path,
     The environment, working directory and standard streams are this process's for the
     duration and restored after; stdin is empty.
     """
-    from agent.cli import main
+    from agent.boot.cli import main
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     streams = sys.stdin, sys.stdout, sys.stderr

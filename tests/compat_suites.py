@@ -1,6 +1,6 @@
 """Peer edit-format fixtures (vendored under tests/fixtures/), run through our real tools.
 
-Shared by tests/test_edit_compat.py and bench/edit_compat.py, so that the test and the bench
+Shared by tests/plugins/test_edit_compat.py and bench/edit_compat.py, so that the test and the bench
 judge the same cases the same way.  Each suite is a list of :class:`Case`; :func:`run_case`
 boots a workspace with only the files plugin, lays out the case's input files, makes the
 tool call exactly as a session does (schema check, run, output cap) and compares the

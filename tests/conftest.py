@@ -27,7 +27,7 @@ _throwaway: list[Path] = []
 
 # Hypothesis fails an example that takes longer than its deadline (200 ms by default): a
 # wall-clock assertion, which a loaded machine breaks for no fault of the code. The suite has
-# none (tests/test_suite_hygiene.py); hangs are caught by pytest-timeout.
+# none (tests/meta/test_suite_hygiene.py); hangs are caught by pytest-timeout.
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 

@@ -7,7 +7,7 @@ from fakeprovider import Reply
 from wirecheck import assert_valid_request
 
 from agent import NO_EFFECTS, Tool, hookimpl
-from agent import events as ev
+from agent.contract import events as ev
 from agent.testing import collect, make_boot, make_session
 
 FORMATS = [("openai", "chat"), ("openai", "responses"), ("anthropic", "")]

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.contract.tools import ToolResult
 from agent.testing import make_boot, run_tool
-from agent.tools import ToolResult
 
 
 @dataclass

@@ -11,7 +11,7 @@ After each kill:
   answered, the interrupted ones included) and starts with everything the store held;
 - every saved session still loads.
 
-Used by ``tests/test_durability.py`` (a few trials) and ``bench/kill_durability.py`` (many).
+Used by ``tests/state/test_durability.py`` (a few trials) and ``bench/kill_durability.py`` (many).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from clirun import agent_env
 from fakeprovider import FakeProvider, Reply
 from wirecheck import assert_valid_request
 
-from agent.messages import Message
+from agent.contract.messages import Message
 from plugins_builtin.provider_openai import chat_messages
 
 
@@ -208,7 +208,7 @@ def calibrate(home: Path, ws: Path, seed: int = 0) -> float:
 
 def check_all_sessions(home: Path) -> list[str]:
     """Every saved session loads and makes a valid history."""
-    from agent.store import Store
+    from agent.state.store import Store
 
     problems = []
     if not db_path(home).exists():

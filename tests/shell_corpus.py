@@ -2,7 +2,7 @@
 
 Every case is a command that must not do what it tries (delete or change ``victim.txt``,
 empty ``victimdir/``, create ``marker``, revert a tracked change, make a file world-writable)
-under the given permission config and modes.  ``tests/test_shell_corpus.py`` runs each one
+under the given permission config and modes.  ``tests/shell/test_shell_corpus.py`` runs each one
 through the real gate and, when the gate lets it through, the real ``bash`` tool, and checks
 the files.  Grow the table whenever a new bypass is imagined; keep the cases that held.
 

@@ -10,16 +10,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent import plugins as plugin_loading
-from agent.config import CORE_OPTIONS, Config, Paths, build
-from agent.gate import Approver, Gate, GateDecision
-from agent.hooks import Hooks
-from agent.options import OptionRegistry
-from agent.tools import Tool, ToolCall, ToolContext, ToolResult
+from agent.boot import plugins as plugin_loading
+from agent.boot.config import CORE_OPTIONS, Config, Paths, build
+from agent.contract.hooks import Hooks
+from agent.contract.options import OptionRegistry
+from agent.contract.tools import Tool, ToolCall, ToolContext, ToolResult
+from agent.loop.gate import Approver, Gate, GateDecision
 
 if TYPE_CHECKING:
-    from agent.events import Event
-    from agent.session import Session
+    from agent.contract.events import Event
+    from agent.loop.session import Session
 
 
 def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = None,
@@ -61,9 +61,9 @@ async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *,
                    session: Session | None = None,
                    output: list[str] | None = None) -> ToolResult:
     """Validate ``args`` and run ``tool`` as the session would (errors become results)."""
-    from agent.saved_results import keep_large
-    from agent.tools import ToolError
-    from agent.validate import check_arguments
+    from agent.contract.tools import ToolError
+    from agent.contract.validate import check_arguments
+    from agent.loop.saved_results import keep_large
 
     try:
         check_arguments(tool, args)
@@ -92,12 +92,12 @@ def make_session(config: Config, hooks: Hooks, *, provider: str = "openai", mode
                  base_url: str | None = None, api_key: str = "test-key",
                  approver: Approver | None = None, max_retries: int = 0, **session_kwargs: Any
                  ) -> Session:
-    """A :class:`agent.session.Session` over a real provider plugin (e.g. pointed at a local
+    """A :class:`agent.loop.session.Session` over a real provider plugin (e.g. pointed at a local
     fake server with ``base_url``), built the way the CLI builds one."""
     from dataclasses import replace
 
-    from agent.runtime import provider_settings
-    from agent.session import Runtime, Session
+    from agent.boot.runtime import provider_settings
+    from agent.loop.session import Runtime, Session
 
     config.flag_values.update({"provider": provider, "model": model})
     if base_url:

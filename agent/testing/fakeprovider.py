@@ -60,7 +60,7 @@ class Reply:
     ``Reply(reasoning=..., text=..., tool_calls=[(name, args), (name, args, id), ...],
     usage={...})`` streams, in order, reasoning, text, then each tool call.  ``args`` is a dict
     (sent as JSON) or a string (sent verbatim, e.g. to test malformed JSON).  ``usage`` keys
-    follow :class:`agent.providers.Usage`: ``input_tokens`` (all prompt tokens, cached ones
+    follow :class:`agent.contract.providers.Usage`: ``input_tokens`` (all prompt tokens, cached ones
     included), ``output_tokens``, ``cached_tokens``, ``reasoning_tokens``,
     ``cache_write_tokens``.  ``stop_reason`` is ``end``/``tool_use``/``max_tokens`` (default:
     ``tool_use`` when there are tool calls).  ``signature`` (Anthropic thinking),

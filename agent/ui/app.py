@@ -17,9 +17,9 @@ from typing import Any
 
 import urwid
 
-from agent.blocks import Block
-from agent.panels import LiveState, Panel, StatusInfo
-from agent.sandbox import sandbox_label
+from agent.contain.sandbox import sandbox_label
+from agent.contract.blocks import Block
+from agent.contract.panels import LiveState, Panel, StatusInfo
 from agent.ui.context import CommandContext
 from agent.ui.keymap import Keymap
 from agent.ui.keys import KeyRouter
@@ -481,7 +481,7 @@ class App:
         when there are none); a mention that cannot be read is named in a warning."""
         if not self.mentions or "@" not in text:
             return text
-        from agent.mentions import expand
+        from agent.contract.mentions import expand
 
         message, warnings = await expand(text, self.mentions)
         for warning in warnings:

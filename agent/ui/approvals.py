@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import paths
-from agent.tools import Description
+from agent.contain import paths
+from agent.contract.tools import Description
 from agent.ui import toolfmt
 from agent.ui.diffing import DiffSet, FileDiff
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.blocks import Block
+from agent.contract.blocks import Block
 from agent.ui.widgets.lists import Item
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class CommandContext:
 
     @property
     def session(self) -> Any:
-        """The running :class:`agent.session.Session` (None before a provider is set up)."""
+        """The running :class:`agent.loop.session.Session` (None before a provider is set up)."""
         return self._app.session
 
     @property
@@ -54,7 +54,7 @@ class CommandContext:
 
     @property
     def commands(self) -> Any:
-        """The :class:`agent.commands.CommandRegistry` (for /help-like commands)."""
+        """The :class:`agent.contract.commands.CommandRegistry` (for /help-like commands)."""
         return self._app.commands
 
     @property

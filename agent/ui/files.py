@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agent.walk import walk_entries
+from agent.lib.walk import walk_entries
 
 MAX_FILES = 5_000
 FRESH_SECONDS = 15.0

@@ -86,7 +86,7 @@ def _quiet_terminal(state_dir: Any) -> Iterator[None]:
     saved_fd: int | None = None
     path = None
     try:
-        from agent.private import PrivateFileHandler, private_dir
+        from agent.contain.private import PrivateFileHandler, private_dir
 
         private_dir(state_dir)
         path = state_dir / "agent.log"
@@ -129,7 +129,7 @@ def _warm(app: App) -> None:
     """After the first frame, import in a thread what the first answer needs: the provider's
     SDK (0.3-0.9 s), the markdown renderer and the Python lexer.  Nothing of it is on the
     path to the first frame, and the first streamed answer does not stall on it."""
-    from agent.blocks import Block
+    from agent.contract.blocks import Block
 
     spec = app.runtime.provider_spec if app.runtime is not None else None
     modules = spec.warm_modules if spec is not None else ()

@@ -11,10 +11,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from agent import __version__
-from agent.blocks import Block
+from agent.contract.blocks import Block
 
 if TYPE_CHECKING:
-    from agent.providers import ProviderChoice
+    from agent.contract.providers import ProviderChoice
     from agent.ui.app import App
 
 
@@ -24,8 +24,8 @@ class NoProvider(Exception):
 
 def build_runtime(app: App) -> Any:
     """The runtime for the configured provider; raises :class:`NoProvider`."""
-    from agent.runtime import StartupError, provider_settings
-    from agent.session import Runtime
+    from agent.boot.runtime import StartupError, provider_settings
+    from agent.loop.session import Runtime
 
     config, hooks = app.config, app.hooks
     specs = hooks.providers(config)
@@ -136,12 +136,12 @@ def header(app: App, problem: str = "") -> str:
                       + ", defaults elsewhere"))
     else:
         lines.append((90, DEFAULT_APPROVALS))
-    from agent.gate import flag_rules
+    from agent.loop.gate import flag_rules
 
     flags = flag_rules(config)
     if flags is not None:  # --allow/--deny/--permission-mode: say what this run adds
         lines.append((90, flags.describe()))
-    from agent.sandbox import sandbox_for
+    from agent.contain.sandbox import sandbox_for
 
     lines.append((91, sandbox_for(config).describe()))
     sets = config.get("tool_sets")
@@ -210,7 +210,7 @@ async def setup_provider(app: App, problem: str = "") -> bool:
 
 def use_provider(app: App, choice: ProviderChoice) -> bool:
     """Save ``choice`` to ``config.toml`` (other keys and comments kept) and switch to it."""
-    from agent.config import ConfigError, update_file
+    from agent.boot.config import ConfigError, update_file
 
     config = app.config
     changes: dict[str, Any] = {"provider": choice.provider, "model": choice.model,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING, Any
 
-from agent import events as ev
-from agent.blocks import Block
+from agent.contract import events as ev
+from agent.contract.blocks import Block
 from agent.ui import pieces, toolfmt
 from agent.ui.widgets.status import ActiveTool, format_cost
 

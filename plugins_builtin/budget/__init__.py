@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent import ConfigError, Option, SlashCommand, hookimpl
-from agent.providers import BudgetExceeded
+from agent.contract.providers import BudgetExceeded
 
 from . import pricing, spend
 from .pricing import format_usd

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent.money import format_usd
+from agent.lib.money import format_usd
 
 __all__ = ["PRICES", "PRICES_DATE", "Price", "cost", "format_usd", "normalise", "price_for"]
 
@@ -109,7 +109,7 @@ def price_for(model: str | None) -> Price | None:
 
 
 def cost(model: str | None, usage: Any) -> float | None:
-    """USD for ``usage`` (an :class:`agent.providers.Usage` or anything with its token
+    """USD for ``usage`` (an :class:`agent.contract.providers.Usage` or anything with its token
     attributes), or None when the model is unpriced.
 
     ``input_tokens`` counts every prompt token, cached reads and cache writes included (how

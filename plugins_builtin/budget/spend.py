@@ -23,8 +23,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agent.providers import ProviderRequest, Usage
-from agent.session import root_session
+from agent.contract.providers import ProviderRequest, Usage
+from agent.loop.session import root_session
 
 from . import pricing
 

@@ -18,9 +18,9 @@ import os
 from typing import Any
 
 from agent import hookimpl
-from agent.config import ConfigError
-from agent.options import Option
-from agent.providers import Provider
+from agent.boot.config import ConfigError
+from agent.contract.options import Option
+from agent.contract.providers import Provider
 
 from .chain import Endpoint, EndpointChain, worth_failover
 from .endpoints import endpoint_model, endpoint_settings, parse_entries
@@ -49,7 +49,7 @@ def _registered_specs(config: Any) -> dict[str, Any] | None:
     host = getattr(config, "plugins", None)
     if host is None or getattr(host, "pm", None) is None:
         return None
-    from agent.hooks import Hooks
+    from agent.contract.hooks import Hooks
 
     return Hooks(host.pm).providers(config)
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent.providers import (
+from agent.contract.providers import (
     Provider,
     ProviderError,
     ProviderNotice,

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agent.config import ConfigError
-from agent.providers import ProviderSettings, ProviderSpec
+from agent.boot.config import ConfigError
+from agent.contract.providers import ProviderSettings, ProviderSpec
 
 #: The keys a fallback table may have.
 ENTRY_KEYS = ("provider", "model", "base_url", "api_key_env")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent.providers import (
+from agent.contract.providers import (
     Provider,
     ProviderError,
     ProviderNotice,

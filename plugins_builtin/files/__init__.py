@@ -1,7 +1,7 @@
 """File tools: read, write, edit, patch, move, delete (to a trash), list, glob and grep.
 
-Every path is jailed to the workspace (``agent.paths``); listing and search go through the
-ignore-aware walker (``agent.walk``); ``grep`` runs ripgrep with a pure-Python fallback.
+Every path is jailed to the workspace (``agent.contain.paths``); listing and search go through the
+ignore-aware walker (``agent.lib.walk``); ``grep`` runs ripgrep with a pure-Python fallback.
 Deleted files are kept in a per-session trash: ``/trash`` and ``agent trash`` list and
 restore them.
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agent import AtomicWriteError, ToolContext, ToolError, atomic_write
-from agent.paths import jail, jail_entry
-from agent.saved_results import resolve_saved
+from agent.contain.paths import jail, jail_entry
+from agent.loop.saved_results import resolve_saved
 
 #: A NUL byte within this many leading bytes makes a file binary.
 BINARY_PROBE = 8192
@@ -28,7 +28,7 @@ def resolve(ctx: ToolContext, path: str) -> Path:
 def resolve_readable(ctx: ToolContext, path: str) -> Path:
     """Like :func:`resolve`, for the read tools: also the path of a large tool result this
     session saved (the one pointer outside the workspace they may follow; see
-    :mod:`agent.saved_results`).  Never used for writes."""
+    :mod:`agent.loop.saved_results`).  Never used for writes."""
     try:
         return resolve(ctx, path)
     except ToolError:

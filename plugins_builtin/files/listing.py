@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
-from agent.walk import walk_entries
+from agent.lib.walk import walk_entries
 
 from .common import arg, display_path, os_errors, resolve
 from .globs import path_glob, static_prefix

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
-from agent.secrets import policy_for
+from agent.contain.secrets import policy_for
 
 from .common import READ_LIMIT, arg, os_errors, read_window, resolve_readable
 

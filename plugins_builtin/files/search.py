@@ -1,8 +1,8 @@
 """``grep``: regex search through the ripgrep binary, with a pure-Python fallback.
 
-Both engines search the same list of files: the ignore-aware walker (``agent.walk``) picks
+Both engines search the same list of files: the ignore-aware walker (``agent.lib.walk``) picks
 them, so ``.agentignore`` and ``.gitignore`` behave identically either way and the output order
-is the walker's (breadth first, by name).  Secret files (:mod:`agent.secrets`: ``.env``,
+is the walker's (breadth first, by name).  Secret files (:mod:`agent.contain.secrets`: ``.env``,
 keys, anything under ``.ssh/`` or a ``.env/`` directory, links leading to one) are taken
 out of that list, so neither engine opens them, and the result says which were skipped.
 ripgrep gets the files as explicit arguments, runs single-threaded so its output follows
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
-from agent.paths import is_inside
-from agent.secrets import SecretsPolicy, policy_for
-from agent.walk import walk_entries
+from agent.contain.paths import is_inside
+from agent.contain.secrets import SecretsPolicy, policy_for
+from agent.lib.walk import walk_entries
 
 from .common import BINARY_PROBE, os_errors
 from .globs import file_glob

@@ -20,7 +20,7 @@ from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
 STATE_KEY = "mcp_client"
 
 #: With no server configured (and --no-mcp not given) every hook of this plugin that a run
-#: calls does nothing, so the plugin is not even imported (agent.lazy_plugins).
+#: calls does nothing, so the plugin is not even imported (agent.boot.lazy_plugins).
 AGENT_IDLE_WHEN = {"config": {"mcp_servers": {}, "mcp": True}}
 
 PROMPT = ("Tools from MCP servers are named mcp__<server>__<tool>. Each needs approval; read "

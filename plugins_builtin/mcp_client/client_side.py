@@ -17,7 +17,7 @@ from typing import Any
 
 log = logging.getLogger("agent.mcp")
 
-#: ``asker(question, options, multiple)`` as in :data:`agent.session.Asker`.
+#: ``asker(question, options, multiple)`` as in :data:`agent.loop.session.Asker`.
 Asker = Callable[[str, list[dict[str, str]], bool], Awaitable[Any]]
 
 

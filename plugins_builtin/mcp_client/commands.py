@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import SlashCommand
-from agent.config import ConfigError, read_toml, update_file
+from agent.boot.config import ConfigError, read_toml, update_file
 from plugins_builtin.mcp_client.servers import (
     ServerConfig,
     check_name,
@@ -48,7 +48,7 @@ def add_server(config: Any, name: str, kind: str, command_or_url: str,
                args_or_headers: list[str] | dict[str, str] | None = None) -> list[str]:
     """Validate and write ``[mcp_servers.NAME]``; returns the lines to show.
 
-    ``config`` is the run's :class:`agent.config.Config` (or the config file's path);
+    ``config`` is the run's :class:`agent.boot.config.Config` (or the config file's path);
     ``kind`` is ``local`` (``command_or_url`` is the command, ``args_or_headers`` its
     arguments) or ``remote`` (a URL and its headers).  Raises ValueError with the message to
     show when the input is not acceptable."""

@@ -62,7 +62,7 @@ class StartupProblem(Exception):
 
 def scrubbed_environment(sandbox: Any, passthrough: Any = ()) -> dict[str, str]:
     """This process's environment without the credentials a server must not inherit."""
-    from agent.sandbox_policy import scrub_environment
+    from agent.contain.sandbox_policy import scrub_environment
 
     held = sandbox.held_keys() if sandbox is not None else []
     return scrub_environment(os.environ, keep=tuple(passthrough), secret_values=held)

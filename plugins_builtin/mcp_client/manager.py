@@ -44,7 +44,7 @@ class Manager:
         self.interactive = interactive
         self.announce: Callable[[str], None] | None = None
         self.workspace = workspace
-        self.sandbox = sandbox  # agent.sandbox.Sandbox: scrubbed env, sandboxed servers
+        self.sandbox = sandbox  # agent.contain.sandbox.Sandbox: scrubbed env, sandboxed servers
         self.state_dir = Path(state_dir)
         #: called (on the MCP thread) with (server, error) when a server fails to start
         self.on_failed = on_failed

@@ -64,7 +64,7 @@ def meta_tools(st: Any) -> list[Tool]:
                 + json.dumps(definition.get("input_schema") or {}, indent=2))
 
     async def run_call(args: dict[str, Any], ctx: Any) -> ToolResult:
-        from agent.validate import check_arguments
+        from agent.contract.validate import check_arguments
         from plugins_builtin.mcp_client.connection import CallFailed
 
         server, tool = args["server"], args["tool"]
@@ -99,7 +99,7 @@ def meta_tools(st: Any) -> list[Tool]:
 
 def guard_meta_call(call: Any, effects: Any, session: Any) -> Verdict | None:
     """Apply the rules of ``mcp__<server>__<tool>`` to an ``mcp_call`` that reaches it."""
-    from agent import permissions
+    from agent.loop import permissions
 
     server, tool = call.arguments.get("server"), call.arguments.get("tool")
     config = getattr(session, "config", None)

@@ -78,7 +78,7 @@ def resource_text(result: Any) -> str:
 def resource_content(result: Any, source: str = "") -> tuple[str, list[Any]]:
     """The contents of a ``ReadResourceResult``: text as is, images as image parts (for the
     model's own image blocks) with a marker line, other binary content summarised."""
-    from agent.messages import IMAGE_TYPES, ImagePart
+    from agent.contract.messages import IMAGE_TYPES, ImagePart
 
     parts = []
     images: list[ImagePart] = []

@@ -1,13 +1,13 @@
 """Turning an MCP ``CallToolResult`` into what the model reads: text and images.
 
 Text blocks are joined; embedded text resources are included.  Images (and embedded image
-resources) go to the model as :class:`agent.messages.ImagePart`, which the provider sends in
-its own image blocks; the text keeps a one-line marker where each was.  Audio and other
-binary content is summarised (no provider takes it in a tool result).  Structured content is
-given as JSON text alongside the blocks, unless a text block already carries the same value
-(the MCP spec asks servers to send it as text too, and sending it twice would double it; the
-SDKs wrap a plain return value as ``{"result": value}`` next to its text).
-Works on the SDK's objects by attribute, so this module never imports the SDK.
+resources) go to the model as :class:`agent.contract.messages.ImagePart`, which the provider sends
+in its own image blocks; the text keeps a one-line marker where each was.  Audio and other binary
+content is summarised (no provider takes it in a tool result).  Structured content is given as JSON
+text alongside the blocks, unless a text block already carries the same value (the MCP spec asks
+servers to send it as text too, and sending it twice would double it; the SDKs wrap a plain return
+value as ``{"result": value}`` next to its text). Works on the SDK's objects by attribute, so this
+module never imports the SDK.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import base64
 import json
 from typing import Any
 
-from agent.messages import IMAGE_TYPES, ImagePart, human_size
+from agent.contract.messages import IMAGE_TYPES, ImagePart, human_size
 
 
 def result_text(result: Any, reader: str = "") -> str:

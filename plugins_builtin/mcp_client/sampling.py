@@ -29,15 +29,15 @@ async def sample(session: Any, server: str, params: Any) -> Any:
     from mcp_types import CreateMessageResult, ErrorData, TextContent
 
     from agent import Effects, Tool, ToolCall
-    from agent.gate import Approval, ApprovalRequest
-    from agent.messages import Message, TextPart
-    from agent.providers import (
+    from agent.contract.messages import Message, TextPart
+    from agent.contract.providers import (
         BudgetExceeded,
         ProviderError,
         ProviderRequest,
         StepFinished,
         TextDelta,
     )
+    from agent.loop.gate import Approval, ApprovalRequest
 
     def refuse(message: str) -> Any:
         return ErrorData(code=-1, message=message)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolError, ToolResult
-from agent.toolschema import check_all_dialects
+from agent.contract.toolschema import check_all_dialects
 
 PREFIX = "mcp__"
 PLUGIN = "mcp"

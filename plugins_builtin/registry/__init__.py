@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Fragment, Option, SlashCommand, hookimpl
-from agent.plugins import PluginStatus
+from agent.boot.plugins import PluginStatus
 
 from .client import RegistryClient, RegistryError
 from .commands import Installs, RegistryCommand, plain
@@ -25,7 +25,7 @@ INSTALLED_SUFFIX = " (installed)"
 GUARD_NAME = "registry-installed"
 
 #: Nothing installed (no <config dir>/registry): no manifest to enforce, no skill to check,
-#: so a run need not import this plugin (agent.lazy_plugins); /registry still imports it.
+#: so a run need not import this plugin (agent.boot.lazy_plugins); /registry still imports it.
 AGENT_IDLE_WHEN = {"absent": ["registry"]}
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent import atomic_write, frontmatter
+from agent import atomic_write
+from agent.lib import frontmatter
 
 from . import lock
 from .client import Entry, Index, RegistryError

@@ -31,10 +31,11 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import Verdict, permissions
-from agent.pathparts import segments
-from agent.shell import parse as parse_shell
-from agent.tools import Effects
+from agent import Verdict
+from agent.contract.tools import Effects
+from agent.lib.pathparts import segments
+from agent.loop import permissions
+from agent.shell.parse import parse as parse_shell
 
 from . import bundled, lock
 from .globs import GLOB_CHARS, glob_match, globs_overlap

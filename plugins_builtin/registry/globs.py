@@ -1,6 +1,6 @@
 """Glob patterns for registry manifests: ``*`` any run of characters, ``?`` one character.
 
-Matching is the core's :func:`agent.globmatch.glob_match`, the same as the permission rules
+Matching is the core's :func:`agent.lib.globmatch.glob_match`, the same as the permission rules
 use: linear in the subject per chunk, no pattern can make it backtrack.
 
 Patterns are never regular expressions.  A pattern using regex-only syntax is refused when
@@ -10,7 +10,7 @@ silently matching nothing.
 
 from __future__ import annotations
 
-from agent.globmatch import glob_match
+from agent.lib.globmatch import glob_match
 
 #: Longest pattern accepted (characters).
 MAX_PATTERN = 200

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from agent import SlashCommand, hookimpl
-from agent.session import SessionLookupError
-from agent.store import StoreError
+from agent.loop.session import SessionLookupError
+from agent.state.store import StoreError
 
 from . import saved
 from .commands import (

@@ -14,9 +14,9 @@ import sys
 import time
 from typing import Any
 
-from agent.commands import show
-from agent.money import format_usd
-from agent.store import Store, StoreError
+from agent.contract.commands import show
+from agent.lib.money import format_usd
+from agent.state.store import Store, StoreError
 
 from .saved import clear, open_store, resume, session_line, short_id, title_of
 

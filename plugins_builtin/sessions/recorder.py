@@ -1,4 +1,4 @@
-"""Recording a :class:`~agent.session.Session` into the store as it happens.
+"""Recording a :class:`~agent.loop.session.Session` into the store as it happens.
 
 A :class:`SessionRecorder` is attached to the main session by ``agent_open_session``
 (:mod:`.saved`): it commits every message the moment the loop appends it and one ledger row
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.events import SaveFailedEvent, SessionForkedEvent
-from agent.messages import Message
-from agent.providers import Usage
-from agent.session import new_session_id
-from agent.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
+from agent.contract.events import SaveFailedEvent, SessionForkedEvent
+from agent.contract.messages import Message
+from agent.contract.providers import Usage
+from agent.loop.session import new_session_id
+from agent.state.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
 
 log = logging.getLogger("agent.sessions")
 

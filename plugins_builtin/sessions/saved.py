@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.messages import Message, ToolResultPart
-from agent.providers import Usage
-from agent.session import Session, SessionClosed, SessionLookupError, new_session_id
-from agent.store import DB_NAME, SessionRecord, Store, StoreError
+from agent.contract.messages import Message, ToolResultPart
+from agent.contract.providers import Usage
+from agent.loop.session import Session, SessionClosed, SessionLookupError, new_session_id
+from agent.state.store import DB_NAME, SessionRecord, Store, StoreError
 
 from .recorder import SessionRecorder, persisted_keys, read_only_note
 

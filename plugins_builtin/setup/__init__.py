@@ -4,7 +4,7 @@ configured, and again with ``/provider`` (``/login``).
 This package is the whole feature: :mod:`.presets` gathers the endpoints the provider plugins
 declare (``ProviderSpec.presets``), :mod:`.onboarding` is the dialog; here, the hook.  The core
 asks for it through ``agent_setup_provider`` and saves the returned
-:class:`agent.providers.ProviderChoice` to ``config.toml`` itself.  Disabled (``--disable
+:class:`agent.contract.providers.ProviderChoice` to ``config.toml`` itself.  Disabled (``--disable
 setup``), a start without a provider says how to configure one in ``config.toml`` instead.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from agent import hookimpl
-from agent.providers import ProviderChoice, ProviderSpec
+from agent.contract.providers import ProviderChoice, ProviderSpec
 
 from .onboarding import run_setup
 

@@ -1,5 +1,5 @@
 """The provider setup: preset → endpoint (custom presets) → key → model, as a
-:class:`agent.providers.ProviderChoice` the front end saves to ``config.toml``.
+:class:`agent.contract.providers.ProviderChoice` the front end saves to ``config.toml``.
 
 Opens by itself when no provider is usable, and with ``/provider`` (``/login``).  The key is
 typed masked; a preset whose environment variable is set uses it without asking (and does
@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agent.providers import Preset, ProviderChoice, ProviderSettings, ProviderSpec
+from agent.contract.providers import Preset, ProviderChoice, ProviderSettings, ProviderSpec
 
 from .presets import KEYLESS_KEY, by_id, current_preset, key_from_env, offered
 

@@ -1,8 +1,8 @@
 """The provider setup's list of endpoints: every provider plugin's presets, in one order.
 
-Presets are data on each :class:`agent.providers.ProviderSpec` (``presets``, as
-:class:`agent.providers.Preset`), declared by the plugin that speaks their wire protocol; this
-module gathers them, ordered by ``Preset.order``, with ``protocol`` set to the declaring
+Presets are data on each :class:`agent.contract.providers.ProviderSpec` (``presets``, as
+:class:`agent.contract.providers.Preset`), declared by the plugin that speaks their wire protocol;
+this module gathers them, ordered by ``Preset.order``, with ``protocol`` set to the declaring
 provider's name.
 
 Preset variables such as ``GROQ_API_KEY`` are read only by the setup, which then stores the key
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from agent.providers import Preset, ProviderSpec
+from agent.contract.providers import Preset, ProviderSpec
 
 #: The placeholder key stored for keyless presets (local servers ignore it).
 KEYLESS_KEY = "not-needed"

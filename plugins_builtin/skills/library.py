@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent import frontmatter
+from agent.lib import frontmatter
 
 log = logging.getLogger("agent.skills")
 

@@ -57,8 +57,8 @@ GREETING = "hello from the slow sdk"
 PLUGIN = '''
 """A provider whose SDK is slow_sdk."""
 from agent import ProviderSpec, hookimpl
-from agent.messages import Message, TextPart
-from agent.providers import StepFinished, TextDelta, Usage
+from agent.contract.messages import Message, TextPart
+from agent.contract.providers import StepFinished, TextDelta, Usage
 
 
 class SlowProvider:

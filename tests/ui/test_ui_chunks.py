@@ -4,7 +4,7 @@ under the other they read like the whole answer drawn at once."""
 from __future__ import annotations
 
 import plugins_builtin.markdown as md
-from agent.blocks import Block
+from agent.contract.blocks import Block
 from agent.ui import pieces
 from agent.ui.widgets.transcript import Transcript
 

@@ -9,7 +9,7 @@ from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
 from agent import hookimpl
-from agent.runtime import Boot
+from agent.boot.runtime import Boot
 from agent.testing import make_boot
 from agent.ui.app import App
 from plugins_builtin.budget import spend

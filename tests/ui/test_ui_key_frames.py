@@ -12,7 +12,7 @@ import pyte
 import urwid
 from ui_harness import make_app
 
-from agent import events as ev
+from agent.contract import events as ev
 from agent.ui import palette
 from agent.ui.screen import _Loop
 

@@ -11,8 +11,8 @@ from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
 from agent import Effects, HeaderLine, LiveState, Panel, SlashCommand, StatusInfo, Tool, hookimpl
-from agent.gate import ApprovalRequest
-from agent.tools import ToolCall
+from agent.contract.tools import ToolCall
+from agent.loop.gate import ApprovalRequest
 
 
 async def test_reasoning_is_collapsed_expandable_and_kept_folded_after_the_turn(tmp_path,

@@ -6,8 +6,8 @@ import pytest
 from fakeprovider import Reply
 
 from agent import Change, Description, Effects, Tool, ToolError, hookimpl
-from agent import events as ev
-from agent.gate import Approval
+from agent.contract import events as ev
+from agent.loop.gate import Approval
 from agent.testing import collect, make_boot, make_session
 from agent.ui import approvals
 

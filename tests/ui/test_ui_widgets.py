@@ -6,7 +6,7 @@ import urwid
 
 import plugins_builtin.diff as diff_plugin
 import plugins_builtin.markdown as md
-from agent.blocks import Block
+from agent.contract.blocks import Block
 from agent.ui.diffing import DiffSet, FileDiff
 from agent.ui.widgets.blocks import plain
 from agent.ui.widgets.editor import History, PromptEditor

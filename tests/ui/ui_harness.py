@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agent.runtime import Boot
+from agent.boot.runtime import Boot
 from agent.testing import make_boot
 from agent.ui.app import App
 

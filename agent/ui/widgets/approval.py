@@ -13,8 +13,8 @@ from typing import Any
 
 import urwid
 
-from agent.blocks import Block
-from agent.gate import Approval, ApprovalRequest
+from agent.contract.blocks import Block
+from agent.loop.gate import Approval, ApprovalRequest
 from agent.ui import approvals, toolfmt
 from agent.ui.diffing import DiffSet
 from agent.ui.widgets.panels import FitBox, Modal, boxed

@@ -17,7 +17,7 @@ from typing import Any
 
 import urwid
 
-from agent.blocks import Block
+from agent.contract.blocks import Block
 
 log = logging.getLogger("agent.ui")
 

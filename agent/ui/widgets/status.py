@@ -15,7 +15,7 @@ from typing import Any
 
 import urwid
 
-from agent.panels import Panel
+from agent.contract.panels import Panel
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 OUTPUT_TAIL = 2000

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import urwid
 
-from agent.blocks import Block
+from agent.contract.blocks import Block
 
 log = logging.getLogger("agent.ui")
 

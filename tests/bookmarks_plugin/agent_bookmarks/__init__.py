@@ -13,8 +13,8 @@ import time
 from typing import Any
 
 from agent import NO_EFFECTS, Description, Tool, hookimpl
-from agent.panels import Panel
-from agent.store import Store, StoreSchema
+from agent.contract.panels import Panel
+from agent.state.store import Store, StoreSchema
 
 KEY = "bookmarks"
 

@@ -1,0 +1,563 @@
+"""Command line: ``agent [options] [PROMPT]``, ``agent -p PROMPT``, and subcommands.
+
+``--version`` answers before anything is loaded; nothing on the way to ``--help`` or the
+first frame imports a provider SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent import __version__
+
+USAGE = "agent [options] [PROMPT]\n       agent -p PROMPT [--json]\n       agent COMMAND ..."
+
+
+
+def version_line() -> str:
+    """``agent X  python Y  os-arch``, then where this agent runs from (see :func:`origin`)."""
+    import platform
+
+    return (f"agent {__version__}  python {platform.python_version()}  "
+            f"{platform.system().lower()}-{platform.machine()}\n{origin()}")
+
+
+def origin() -> str:
+    """Whether this is an installed package or a source checkout, and where it lives.
+
+    Decided by where the ``agent`` package was imported from (an installed copy lives in the
+    interpreter's site-packages), and for a checkout by pip's ``direct_url.json``, which
+    marks an editable install. Only file-system reads: ``--version`` stays fast."""
+    import json
+    import sysconfig
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[2]
+    paths = sysconfig.get_paths()
+    site_dirs = {Path(paths[key]).resolve() for key in ("purelib", "platlib")}
+    if here in site_dirs:
+        return f"installed package: {here / 'agent'}"
+    for site_dir in site_dirs:
+        for info in site_dir.glob("agent_cli-*.dist-info/direct_url.json"):
+            try:
+                record = json.loads(info.read_text())
+            except (OSError, ValueError):
+                continue
+            if record.get("dir_info", {}).get("editable") and \
+                    record.get("url", "").removeprefix("file://") == str(here):
+                return f"editable install of the source checkout: {here}"
+    return f"source checkout, not installed: {here}"
+
+
+def _early_parser() -> argparse.ArgumentParser:
+    """Flags that must be known before plugins load."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--disable", action="append", default=[])
+    p.add_argument("--enable", action="append", default=[])
+    p.add_argument("--no-plugins", action="store_true")
+    p.add_argument("-p", "--print", dest="headless", action="store_true")
+    return p
+
+
+def help_epilog(options: Any, hooks: Any = None) -> str:
+    """``--help``'s epilog: the core's and the loaded plugins' subcommands, the config file,
+    every option's variable and each provider's key variable (:mod:`agent.boot.cli_help`)."""
+    from agent.boot.cli_help import epilog
+    from agent.boot.config import Paths
+
+    commands: dict[str, Any] = {}
+    specs: dict[str, Any] = {}
+    if hooks is not None:
+        commands = {n: c for n, c in hooks.cli_commands().items() if n not in SUBCOMMANDS}
+        specs = hooks.providers(None)  # registration needs no config (agent.contract.providers)
+    example = None
+    if specs:
+        from agent.contract.providers import auto_provider
+
+        first = specs.get(auto_provider(specs, {}) or "") or specs[sorted(specs)[0]]
+        example = (first.name, first.default_model or "")
+    return epilog(Paths.resolve().config_file, commands,
+                  [o.env for o in options if o.env],
+                  [s.env_key for s in specs.values() if s.env_key], example)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Builds its epilog only when the help is printed: collecting the plugins' subcommands
+    and providers is work an ordinary start does not need."""
+
+    def __init__(self, *args: Any, options: Any, hooks: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_from = (options, hooks)
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = help_epilog(*self._epilog_from)
+        return super().format_help()
+
+
+def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="agent", usage=USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A terminal coding agent: reads, edits, runs commands and asks, "
+                    "with every change gated behind your approval.",
+        options=options, hooks=hooks)
+    parser.add_argument("prompt", nargs="?", help="first prompt (with -p: the headless prompt)")
+    parser.add_argument("-p", "--print", dest="headless", action="store_true",
+                        help="headless: run one turn, print the answer, exit "
+                             "(prompt from the argument or stdin)")
+    parser.add_argument("--json", action="store_true",
+                        help="with -p: one JSON event per line (docs/headless.md)")
+    parser.add_argument("-v", "--version", action="store_true", help="print the version")
+    parser.add_argument("--disable", action="append", default=[], metavar="NAME",
+                        help="disable a plugin for this run (repeatable)")
+    parser.add_argument("--enable", action="append", default=[], metavar="NAME",
+                        help="enable an opt-in plugin for this run (repeatable)")
+    parser.add_argument("--no-plugins", action="store_true",
+                        help="only agent's own builtin plugins: no third-party plugins, no "
+                             "registry manifests (those named with --enable excepted)")
+    parser.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                        help="continue the newest saved session of this directory")
+    parser.add_argument("-r", "--resume", metavar="ID",
+                        help="resume a saved session by id or unique id prefix")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+                        help="allow calls matching RULE for this run: TOOL or TOOL:PATTERN, as "
+                             "in --allow 'bash:pytest *' --allow edit_file (repeatable; never "
+                             "lifts a deny; docs/headless.md)")
+    parser.add_argument("--deny", action="append", default=[], metavar="RULE",
+                        help="deny calls matching RULE for this run, e.g. --deny 'bash:git push*' "
+                             "(repeatable; wins over every allow)")
+    seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print",
+            "--continue", "--resume", "--allow", "--deny"}
+    group = parser.add_argument_group("settings (also config keys)")
+    for option in options:
+        if not option.flag or option.flag in seen:
+            continue
+        seen.add(option.flag)
+        kwargs: dict[str, Any] = {"dest": "opt_" + option.key, "default": None,
+                                  "help": option.help + (f" [config: {option.key}]")}
+        if option.type == "bool":
+            kwargs["action"] = "store_const"
+            kwargs["const"] = not option.negate  # --no-X switches store False
+        else:
+            kwargs["metavar"] = option.metavar or option.key.upper()
+            if option.choices:
+                kwargs["choices"] = option.choices
+        group.add_argument(option.flag, **kwargs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-v", "--version") and len(argv) == 1:
+        print(version_line())
+        return 0
+    try:
+        return _dispatch(argv)
+    finally:
+        _secure_state()
+
+
+def _secure_state() -> None:
+    """At exit: whatever a plugin created in the state dir this run (undo snapshots, caches)
+    becomes 0700/0600 like the rest (docs/state.md)."""
+    from agent.boot.config import Paths
+    from agent.contain.private import secure_home
+
+    try:
+        secure_home(Paths.resolve())
+    except Exception:  # never let tidying up change the exit code
+        pass
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    if argv and not argv[0].startswith("-") and argv[0].isidentifier():
+        code = _plugin_subcommand(argv)
+        if code is not None:
+            return code
+    return run_main(argv)
+
+
+def _plugin_subcommand(argv: list[str]) -> int | None:
+    """``agent NAME ...`` for a subcommand a plugin registered; None if there is none."""
+    from agent.boot.runtime import StartupError, finish_config, load_plugins
+
+    try:
+        paths, file_data, host, hooks, options = load_plugins()
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    commands = hooks.cli_commands()
+    if argv[0] not in commands:
+        return None
+    try:
+        boot = finish_config(paths, file_data, host, hooks, options, {})
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    setup_logging(boot.config.state_dir)
+    try:
+        return int(commands[argv[0]].handler(argv[1:], boot) or 0)
+    finally:
+        hooks.unconfigure(boot.config)
+
+
+def run_main(argv: list[str]) -> int:
+    from agent.boot.runtime import StartupError, finish_config, load_plugins
+
+    early, _ = _early_parser().parse_known_args(argv)
+    try:
+        paths, file_data, host, hooks, options = load_plugins(
+            disable=early.disable, enable=early.enable, no_plugins=early.no_plugins,
+            warm_sdk_for=argv if early.headless and "--help" not in argv
+            and "-h" not in argv else None)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    parser = build_parser(options, hooks)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help exits 0, a usage error 2
+        return int(exc.code or 0)
+    if args.version:
+        print(version_line())
+        return 0
+    flags = {k[4:]: v for k, v in vars(args).items() if k.startswith("opt_") and v is not None}
+    headless = bool(args.headless)
+    prompt = args.prompt
+    if headless and not prompt:
+        prompt = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        if not prompt.strip():
+            return _fail("-p needs a prompt argument or piped stdin", 2)
+    if args.json and not headless:
+        return _fail("--json only works with -p", 2)
+    from agent.loop.permission_flags import FlagRuleError, FlagRules
+
+    try:
+        permission_flags = FlagRules.parse(args.allow, args.deny)
+    except FlagRuleError as exc:
+        return _fail(str(exc), 2)
+    try:
+        boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless,
+                             permission_flags=permission_flags,
+                             no_plugins=bool(args.no_plugins))
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    setup_logging(boot.config.state_dir)
+    for failure in host.failures():
+        print(f"agent: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+    for name in host.unknown:
+        print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
+              file=sys.stderr)
+    if args.allow or args.deny or boot.config.get("permission") \
+            or boot.config.project_permission:
+        # A typo in --deny, or a rule that can never match, must not pass silently.
+        from agent.loop.rule_check import unmatchable_rule
+
+        known = boot.hooks.tools(boot.config)
+        problem = unknown_flag_tools(boot.config, known, boot.hooks.late_tools(boot.config)) \
+            or unmatchable_rule(boot.config, known)
+        if problem:
+            return _fail(problem, 2)
+    code = _resolve_resume(boot, args)
+    if code:
+        return code
+    if headless:
+        return _run_headless(boot, prompt, args.json)
+    from agent.ui import launch
+
+    return launch(boot, prompt)
+
+
+def _resolve_resume(boot: Any, args: Any) -> int:
+    """``-c``/``-r``: find the session before anything starts (a bad id fails fast, exit 2)
+    and leave its id in ``config.resume_session_id`` for ``open_session``."""
+    if not (args.continue_session or args.resume):
+        return 0
+    if args.continue_session and args.resume:
+        return _fail("-c and -r cannot be used together", 2)
+    from agent.loop.session import SessionLookupError
+
+    try:
+        found = boot.hooks.find_session(boot.config, continue_=args.continue_session,
+                                        resume=args.resume)
+    except SessionLookupError as exc:
+        return _fail(str(exc), 2)
+    if found is None:
+        flag = "-c" if args.continue_session else "-r"
+        return _fail(f"{flag} continues a saved session, but no enabled plugin keeps saved "
+                     f"sessions (see agent plugins list)", 2)
+    boot.config.resume_session_id = found
+    return 0
+
+
+def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
+    from agent.boot import headless
+    from agent.boot.runtime import StartupError, provider_settings
+    from agent.loop.session import Runtime, SessionLookupError
+
+    config, hooks = boot.config, boot.hooks
+    specs = hooks.providers(config)
+    try:
+        settings = provider_settings(config, specs)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    provider = hooks.select_provider(config, specs, settings)
+    if provider is None:
+        return _fail(f'no plugin could build the provider "{settings.provider}"', 2)
+    tools = hooks.tools(config)
+    runtime = Runtime(config=config, hooks=hooks, tools=tools, provider=provider,
+                      approver=None, model=settings.model, provider_name=settings.provider,
+                      provider_spec=specs.get(settings.provider))
+    try:
+        session = hooks.open_session(runtime, config.resume_session_id)
+    except SessionLookupError as exc:
+        return _fail(str(exc), 2)
+    if not config.get("yolo"):
+        print("agent: headless mode denies every tool call that needs approval (writes, edits, "
+              "commands, network, MCP tools) unless --allow RULE or --yolo allows it",
+              file=sys.stderr)
+    for problem in hooks.problems:
+        print(f"agent: {problem}", file=sys.stderr)
+    from agent.contain.sandbox import sandbox_for
+
+    sandbox = sandbox_for(config)
+    if not sandbox.active:  # said once, on stderr, never silently
+        print(f"agent: {sandbox.describe()}", file=sys.stderr)
+    code = headless.EXIT_PROVIDER
+    try:
+        code = headless.run(session, prompt, json_mode=json_mode)
+    finally:
+        closed = hooks.close_session(session)
+        for note in closed.notes:
+            print(f"agent: {note}", file=sys.stderr)
+        if closed.unsaved and code == headless.EXIT_OK:
+            code = headless.EXIT_UNSAVED  # messages missing from the store: never a silent 0
+        hooks.unconfigure(config)
+    return code
+
+
+def _log_file_class() -> Any:
+    import logging
+
+    from agent.contain.private import PrivateFileHandler
+
+    class LogFile(PrivateFileHandler):
+        """A log file opened on first use that never fails the caller: on a read-only or
+        full state dir the record is dropped (the run says so through its own channels)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                super().emit(record)
+            except OSError:
+                pass
+
+    return LogFile
+
+
+def unknown_flag_tools(config: Any, tools: dict[str, Any], late: Sequence[str] = ()) -> str:
+    """A message naming an ``--allow``/``--deny`` tool that matches no tool, or ``""``.
+
+    A typo in ``--deny`` must not pass silently.  Wildcard keys and tools matching ``late``
+    (patterns of tools plugins register after startup, ``agent_late_tools``: an MCP
+    server's, before it has connected) are not checked.
+    """
+    from fnmatch import fnmatchcase
+
+    flags = config.permission_flags
+    if flags is None:
+        return ""
+    for flag, tool in flags.tools():
+        if "*" in tool or "?" in tool or tool in tools \
+                or any(fnmatchcase(tool, pattern) for pattern in late):
+            continue
+        return (f"{flag} {tool}: no tool is named {tool!r}. Tools: "
+                f"{', '.join(sorted(tools))}")
+    return ""
+
+
+def setup_logging(state_dir: Any) -> None:
+    """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log``."""
+    import logging
+
+    from agent.contain.private import private_dir
+
+    try:
+        private_dir(state_dir)
+        handler = _log_file_class()(state_dir / "agent.log", encoding="utf-8", delay=True)
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("agent")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if os.environ.get("AGENT_DEBUG") else logging.WARNING)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"agent: {message}", file=sys.stderr)
+    return code
+
+
+# ---- subcommands ----------------------------------------------------------------------------
+
+
+def cmd_plugins(argv: list[str]) -> int:
+    """``agent plugins [list | enable NAME | disable NAME]``."""
+    from agent.boot import plugins
+    from agent.boot.config import ConfigError, Paths, read_toml, update_file
+
+    verb = argv[0] if argv else "list"
+    paths = Paths.resolve()
+    if verb in ("enable", "disable"):
+        if len(argv) != 2:
+            return _fail(f"usage: agent plugins {verb} NAME", 2)
+        name = argv[1]
+        known = {ep.name for ep in plugins.entry_points()}  # metadata only: nothing imported
+        if name not in known:
+            return _fail(f'no such plugin "{name}". Known: {", ".join(sorted(known))}', 2)
+        if verb == "disable" and name in plugins.ESSENTIAL:
+            return _fail(f"{name} is essential and cannot be disabled", 2)
+        try:
+            data = read_toml(paths.config_file)
+            section = data.get("plugins", {}) if isinstance(data.get("plugins"), dict) else {}
+            disabled = [n for n in section.get("disabled", []) if n != name]
+            enabled = [n for n in section.get("enabled", []) if n != name]
+            if verb == "disable":
+                disabled.append(name)
+            elif name in plugins.opt_in_names():
+                enabled.append(name)
+            update_file(paths.config_file, {"plugins.disabled": sorted(disabled),
+                                            "plugins.enabled": sorted(enabled)})
+        except ConfigError as exc:
+            return _fail(str(exc), 2)
+        print(f"{name} {verb}d in {paths.config_file}")
+        return 0
+    if verb != "list":
+        return _fail("usage: agent plugins [list | enable NAME | disable NAME]", 2)
+    from agent.boot.runtime import StartupError, load_plugins
+
+    try:
+        paths, _, host, hooks, _ = load_plugins()
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    rows = hooks.plugin_rows(paths.config_dir, host.status)
+    width = max((len(n) for n in rows), default=4)
+    for name in sorted(rows):
+        st = rows[name]
+        detail = st.error if st.state == "failed" else (st.description or st.module)
+        print(f"{name:<{width}}  {st.state:<9}  {detail}")
+    return 0
+
+
+def cmd_policy(argv: list[str]) -> int:
+    """``agent policy explain TOOL 'ARGS-JSON'``: which guard or rule decides a call, and why."""
+    import json
+
+    from agent.boot.runtime import StartupError, finish_config, load_plugins
+    from agent.contract.tools import ToolCall, ToolError
+    from agent.contract.validate import check_arguments
+    from agent.loop import permissions
+    from agent.loop.gate import Gate
+    from agent.loop.permission_flags import MODES, FlagRuleError, FlagRules
+
+    usage = ("usage: agent policy explain TOOL ['ARGS-JSON'] [--yolo] [--allow RULE] "
+             "[--deny RULE] [--permission-mode MODE]")
+    parser = argparse.ArgumentParser(prog="agent policy", add_help=False)
+    parser.error = lambda message: (_ for _ in ()).throw(ValueError(message))  # type: ignore
+    parser.add_argument("verb", choices=("explain",))
+    parser.add_argument("tool")
+    parser.add_argument("args", nargs="?", default="{}")
+    parser.add_argument("--yolo", action="store_true")
+    parser.add_argument("--allow", action="append", default=[])
+    parser.add_argument("--deny", action="append", default=[])
+    parser.add_argument("--permission-mode", choices=MODES)
+    try:
+        ns = parser.parse_args(argv)
+    except ValueError as exc:
+        return _fail(f"{exc}\n{usage}", 2)
+    tool_name, raw = ns.tool, ns.args
+    try:
+        args = json.loads(raw)
+        if not isinstance(args, dict):
+            raise ValueError("the arguments must be a JSON object")
+    except ValueError as exc:
+        return _fail(f"ARGS-JSON is not a JSON object: {exc}", 2)
+    try:
+        permission_flags = FlagRules.parse(ns.allow, ns.deny)
+    except FlagRuleError as exc:
+        return _fail(str(exc), 2)
+    flag_values = {k: v for k, v in (("yolo", ns.yolo or None),
+                                     ("permission_mode", ns.permission_mode)) if v}
+    try:
+        paths, file_data, host, hooks, options = load_plugins()
+        boot = finish_config(paths, file_data, host, hooks, options, flag_values,
+                             permission_flags=permission_flags)
+    except StartupError as exc:
+        return _fail(str(exc), exc.code)
+    tools = hooks.tools(boot.config)
+    tool = tools.get(tool_name)
+    if tool is None:
+        return _fail(f'no tool named "{tool_name}". Tools: {", ".join(sorted(tools))}', 2)
+    try:
+        check_arguments(tool, args)
+        effects = tool.effects(args)
+    except ToolError as exc:
+        return _fail(str(exc), 2)
+    gate = Gate(hooks, boot.config, None, yolo=bool(boot.config.get("yolo")))
+    verdict, by = gate.verdict(ToolCall("explain", tool_name, args), effects, None)
+    print(f"tool:     {tool_name} (plugin {tool.plugin or '?'})")
+    print(f"effects:  {_describe_effects(effects)}")
+    for line in permissions.explain_command(tool_name, effects, gate.user_rules,
+                                            getattr(boot.config, "workspace", None)):
+        print(line)
+    print(f"decision: {verdict.decision}")
+    print(f"by:       {by} {verdict.source}".rstrip())
+    if verdict.reason:
+        print(f"why:      {verdict.reason}")
+    if verdict.decision == "ask" and permissions.unresolved_reason(effects):
+        yolo = ("asks too (yolo_unresolved = ask)" if boot.config.get("yolo_unresolved") == "ask"
+                else "denies it (yolo_unresolved = deny)")
+        print(f"then:     it cannot be checked without running it: --yolo {yolo}; "
+              "headless denies it; the UI asks, and \"always\" grants nothing")
+    elif verdict.decision == "ask":
+        print("then:     --yolo would allow it; headless without --yolo denies it; "
+              "the UI asks")
+    return 0
+
+
+def _describe_effects(effects: Any) -> str:
+    parts = [f"{name}={list(getattr(effects, name))}" for name in ("reads", "writes", "deletes",
+                                                                   "urls", "targets")
+             if getattr(effects, name, ())]
+    if effects.command:
+        parts.append(f"command={effects.command!r}")
+    if getattr(effects, "network", False):
+        parts.append("network (asks to run with network access)")
+    if effects.opaque:
+        parts.append("opaque (cannot be known in advance)")
+    return ", ".join(parts) or "none"
+
+
+def cmd_doctor(argv: list[str]) -> int:
+    """``agent doctor``: sandbox, ripgrep, git, terminal, state and provider checks."""
+    from agent.boot.doctor import cmd_doctor as doctor
+
+    return doctor(argv)
+
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "plugins": cmd_plugins,
+    "policy": cmd_policy,
+    "doctor": cmd_doctor,
+}
+
+
+def register_subcommand(name: str, handler: Callable[[list[str]], int]) -> None:
+    """Add an ``agent NAME ...`` subcommand (core modules only; plugins use hooks)."""
+    SUBCOMMANDS[name] = handler
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,211 @@
+"""``agent doctor``: is this machine ready?  Sandbox, ripgrep, git, terminal, state, provider.
+
+Each check prints one line, ``ok``, ``warn`` or ``FAIL``, what was found and, when something
+is wrong, what to do.  The exit code is 1 when a check failed (a warning alone is 0), so a
+setup script can run it.  The provider check asks the configured endpoint for its models with
+the same client a session uses; it is the only check that leaves the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: Seconds the provider gets to list its models.
+PROVIDER_TIMEOUT = 10.0
+
+
+@dataclass
+class Check:
+    name: str
+    level: str  # "ok", "warn", "FAIL"
+    detail: str
+
+
+def _version(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(did not run: {exc})"
+    return (done.stdout or done.stderr).strip().splitlines()[0] if (
+        done.stdout or done.stderr).strip() else f"(exit {done.returncode})"
+
+
+def check_sandbox(config: Any) -> Check:
+    """Whether commands get walls: the probe's answer, plus one real command run inside."""
+    from agent.contain.sandbox import OFF, WORKSPACE_WRITE, sandbox_for
+
+    sandbox = sandbox_for(config)
+    if sandbox.mode == OFF:
+        return Check("sandbox", "warn", sandbox.describe() + ". Set sandbox = "
+                     '"workspace-write" in the config to contain commands.')
+    probe = sandbox.status
+    if not probe.ok:
+        return Check("sandbox", "FAIL", f"cannot start: {probe.detail}. Every command will be "
+                     "asked about. Fix: allow unprivileged user namespaces (sysctl "
+                     "kernel.unprivileged_userns_clone=1; on Ubuntu 23.10+ "
+                     "kernel.apparmor_restrict_unprivileged_userns=0, or install the "
+                     "distribution's bubblewrap package, whose AppArmor profile allows them), "
+                     "or set sandbox_bwrap to a working bwrap. docs/security.md")
+    try:
+        argv, _ = sandbox.command(["true"], mode=WORKSPACE_WRITE)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                              cwd=sandbox.workspace, env=sandbox.environment())
+        ran = done.returncode == 0
+        why = done.stderr.strip()[-200:]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        ran, why = False, str(exc)
+    if not ran:
+        return Check("sandbox", "FAIL", f"the probe passed but a command failed in the "
+                     f"sandbox: {why}")
+    version = _version([probe.program, "--version"]) if probe.backend == "bwrap" else ""
+    where = f"{probe.program}" + (f", {version}" if version else "")
+    return Check("sandbox", "ok", f"{sandbox.describe()[len('sandbox: '):]}; {where}")
+
+
+def check_ripgrep(config: Any) -> Check:
+    configured = config.get("rg_path")
+    candidate = os.path.join(sysconfig.get_path("scripts"), "rg")
+    path = configured or (candidate if os.access(candidate, os.X_OK) else shutil.which("rg"))
+    if not path:
+        return Check("ripgrep", "warn", "not found: grep uses its slower pure-Python search. "
+                     "pip install ripgrep, or set rg_path")
+    return Check("ripgrep", "ok", f"{path}, {_version([path, '--version'])}")
+
+
+def check_git(config: Any) -> Check:
+    path = shutil.which("git")
+    if not path:
+        return Check("git", "warn", "not found: the git tools will say so. Install git")
+    return Check("git", "ok", f"{path}, {_version([path, '--version'])}")
+
+
+def check_terminal(config: Any) -> Check:
+    term = os.environ.get("TERM", "")
+    encoding = (getattr(sys.stdout, "encoding", "") or "").lower()
+    problems = []
+    if not sys.stdout.isatty():
+        problems.append("stdout is not a terminal (fine for -p; the full-screen UI needs one)")
+    if not term or term == "dumb":
+        problems.append(f"TERM is {term or 'unset'}: the UI needs a real terminal type")
+    if "utf" not in encoding:
+        problems.append(f"the output encoding is {encoding or 'unknown'}, not UTF-8 "
+                        "(set LANG=C.UTF-8 or similar)")
+    size = shutil.get_terminal_size((0, 0))
+    found = f"TERM={term or '(unset)'}, {encoding or '?'}, {size.columns}x{size.lines}"
+    colors = os.environ.get("COLORTERM", "")
+    if colors:
+        found += f", COLORTERM={colors}"
+    if problems:
+        return Check("terminal", "warn", found + "; " + "; ".join(problems))
+    return Check("terminal", "ok", found)
+
+
+def check_state(config: Any) -> Check:
+    """Config and state are the user's alone (0700 directories, 0600 files)."""
+    loose = []
+    for path in (config.paths.config_dir, config.paths.state_dir, config.config_file,
+                 config.state_dir / "agent.db"):
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            loose.append(f"{path} is {oct(mode)}")
+    if loose:
+        return Check("state", "warn", "; ".join(loose) + " (agent tightens these to 0700/0600 "
+                     "on its next run)")
+    return Check("state", "ok", f"{config.state_dir} private (0700/0600)")
+
+
+def check_provider(boot: Any) -> Check:
+    """GET the models of the configured endpoint with the provider plugin's own client."""
+    import asyncio
+
+    from agent.boot.runtime import StartupError, provider_settings
+
+    config, hooks = boot.config, boot.hooks
+    specs = hooks.providers(config)
+    try:
+        settings = provider_settings(config, specs)
+    except StartupError as exc:
+        return Check("provider", "FAIL", str(exc))
+    spec = specs[settings.provider]
+    base_url = settings.base_url or spec.default_base_url or "(the SDK's default)"
+    from dataclasses import replace
+
+    settings = replace(settings, max_retries=0, timeout=PROVIDER_TIMEOUT)
+
+    async def listing() -> list[str]:
+        provider = spec.create(settings)
+        try:
+            return await asyncio.wait_for(provider.list_models(), PROVIDER_TIMEOUT)
+        finally:
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # noqa: BLE001 - closing must not hide the answer
+                    pass
+
+    try:
+        models = asyncio.run(listing())
+    except TimeoutError:
+        return Check("provider", "FAIL", f"{settings.provider} at {base_url}: no answer "
+                     f"within {PROVIDER_TIMEOUT:g} s")
+    except Exception as exc:  # noqa: BLE001 - any failure is the finding
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        return Check("provider", "FAIL", f"{settings.provider} at {base_url}: {message[:300]}")
+    model = settings.model or "(no model set)"
+    listed = "listed" if settings.model in models else "not among the listed models"
+    return Check("provider", "ok" if settings.model in models or not models else "warn",
+                 f"{settings.provider} at {base_url} answers: {len(models)} models; "
+                 f"model {model} {listed}")
+
+
+CHECKS: tuple[Callable[[Any], Check], ...] = (check_sandbox, check_ripgrep, check_git,
+                                              check_terminal, check_state)
+
+
+def run(boot: Any, *, provider: bool = True, out: Any = None) -> int:
+    """Run every check, print one line each; 1 if any failed."""
+    out = out or sys.stdout
+    results = []
+    for check in CHECKS:
+        try:
+            results.append(check(boot.config))
+        except Exception as exc:  # noqa: BLE001 - a broken check is a finding, not a crash
+            results.append(Check(check.__name__[6:], "FAIL", f"the check failed: {exc}"))
+    if provider:
+        results.append(check_provider(boot))
+    width = max(len(r.name) for r in results)
+    for result in results:
+        print(f"{result.level:<4}  {result.name:<{width}}  {result.detail}", file=out)
+    return 1 if any(r.level == "FAIL" for r in results) else 0
+
+
+def cmd_doctor(argv: list[str]) -> int:
+    """``agent doctor [--no-provider]``."""
+    from agent.boot.runtime import StartupError, finish_config, load_plugins
+
+    unknown = [a for a in argv if a != "--no-provider"]
+    if unknown:
+        print("usage: agent doctor [--no-provider]", file=sys.stderr)
+        return 2
+    try:
+        paths, file_data, host, hooks, options = load_plugins()
+        boot = finish_config(paths, file_data, host, hooks, options, {}, headless=True)
+    except StartupError as exc:
+        print(f"agent: {exc}", file=sys.stderr)
+        return exc.code
+    try:
+        return run(boot, provider="--no-provider" not in argv)
+    finally:
+        hooks.unconfigure(boot.config)

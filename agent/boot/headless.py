@@ -1,0 +1,239 @@
+"""``agent -p``: one turn without a screen.  Answer text on stdout, diagnostics on stderr,
+or with ``--json`` one event per line on stdout.  Exit codes are in :data:`EXIT_CODES`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from typing import Any, TextIO
+
+from agent.contract import events as ev
+from agent.contract.messages import clean_text
+
+#: Exit codes of ``agent`` (documented in docs/headless.md; a code is never reused).
+EXIT_OK = 0
+EXIT_PROVIDER = 1
+EXIT_USAGE = 2
+EXIT_MAX_STEPS = 3
+EXIT_BUDGET = 4
+EXIT_UNSAVED = 5
+EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
+
+EXIT_CODES = {
+    EXIT_OK: "the turn completed (tool denials included)",
+    EXIT_PROVIDER: "provider or model error (the request failed, the stream broke)",
+    EXIT_USAGE: "usage or configuration error (bad flag, broken config, no API key)",
+    EXIT_MAX_STEPS: "the step cap was reached before the model finished",
+    EXIT_BUDGET: "the spending cap (max_spend_usd) would have been crossed",
+    EXIT_UNSAVED: "the turn ran, but messages of the session could not be saved (a full, "
+                  "read-only or broken state dir); the turn's own failure code wins",
+    EXIT_INTERRUPTED: "interrupted by a signal (ctrl-c, SIGTERM)",
+    EXIT_PIPE: "stdout was closed by its reader (`agent -p ... | head`); the turn was stopped",
+}
+
+_REASON_CODES = {"end": EXIT_OK, "max_steps": EXIT_MAX_STEPS, "error": EXIT_PROVIDER,
+                 "budget": EXIT_BUDGET, "interrupted": EXIT_INTERRUPTED}
+
+
+#: The longest streamed text waits in the buffer before it is flushed (a frame's time): a
+#: fast stream is written in a few large writes instead of one per token.
+FLUSH_EVERY = 0.016
+
+
+class BatchedOutput:
+    """Writes go to ``out`` at once; the flush follows within :data:`FLUSH_EVERY` seconds, once
+    for everything written meanwhile.  Without a running event loop it flushes at once.  A
+    flush that fails later (a closed pipe) raises at the next write or :meth:`flush_now`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._scheduled: asyncio.TimerHandle | None = None
+        self._failed: BaseException | None = None
+
+    def write(self, text: str) -> None:
+        self._raise_failure()
+        self.out.write(text)
+        if self._scheduled is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.out.flush()
+            return
+        self._scheduled = loop.call_later(FLUSH_EVERY, self._deferred_flush)
+
+    def flush_now(self) -> None:
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        self._raise_failure()
+        self.out.flush()
+
+    def _deferred_flush(self) -> None:
+        self._scheduled = None
+        try:
+            self.out.flush()
+        except (OSError, ValueError) as exc:  # raised where the turn can handle it
+            self._failed = exc
+
+    def _raise_failure(self) -> None:
+        if self._failed is not None:
+            failure, self._failed = self._failed, None
+            raise failure
+
+
+class TextPrinter:
+    """Plain mode: the answer on stdout, one tagged line per diagnostic on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = BatchedOutput(out), err
+        self.ended_with_newline = True
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextEvent):
+            self.out.write(clean_text(event.text))
+            if event.text:
+                self.ended_with_newline = event.text.endswith("\n")
+            return
+        line = _diagnostic(event)
+        if line is not None:
+            self.out.flush_now()  # the answer so far comes before the diagnostic
+            self.err.write(clean_text(line) + "\n")
+            self.err.flush()
+        if isinstance(event, ev.DoneEvent):
+            if not self.ended_with_newline:
+                self.out.write("\n")
+            self.out.flush_now()
+
+    def finish(self) -> None:
+        """Flush what is still buffered (raises if stdout was closed)."""
+        self.out.flush_now()
+
+
+def _diagnostic(event: ev.Event) -> str | None:
+    if isinstance(event, ev.ToolCallEvent):
+        return f"[tool] {event.name} {json.dumps(event.input, ensure_ascii=False)}"
+    if isinstance(event, ev.ToolDeniedEvent):
+        return f"[denied] {event.name} ({event.reason})"
+    if isinstance(event, ev.ToolErrorEvent):
+        return f"[tool-error] {event.name}: {event.error}"
+    if isinstance(event, ev.NoticeEvent):
+        return f"[notice] {event.text}"
+    if isinstance(event, ev.CompactedEvent):
+        return f"[compacted] {event.before} messages pruned to {event.after}"
+    if isinstance(event, ev.ErrorEvent):
+        return f"[error] {event.error}"
+    if isinstance(event, ev.SaveFailedEvent):
+        return (f"[unsaved] session {event.session[:13]}: {event.unsaved} message(s) not saved: "
+                f"{event.error}")
+    if isinstance(event, ev.SessionForkedEvent) and event.moved:
+        return (f"[forked] another process continued session {event.forked_from[:13]} at the "
+                f"same time; this run goes on as {event.session[:13]} (the other run keeps "
+                f"{event.forked_from[:13]}, untouched)")
+    if isinstance(event, ev.SessionForkedEvent):
+        return (f"[forked] another process continued this session ({event.forked_from[:13]}) "
+                f"at the same time; its messages went to session {event.session[:13]}")
+    return None
+
+
+class JsonPrinter:
+    """``--json``: one event object per line; streamed text events are flushed in batches
+    (within :data:`FLUSH_EVERY`), every other event as it happens."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = BatchedOutput(out)
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TurnStartEvent):
+            return
+        self.out.write(event.to_line() + "\n")
+        if not isinstance(event, (ev.TextEvent, ev.ReasoningEvent)):
+            self.out.flush_now()
+
+    def finish(self) -> None:
+        self.out.flush_now()
+
+
+async def run_turn(session: Any, prompt: str, printer: Any) -> int:
+    """Run one turn, print every event, and return the exit code."""
+    code = EXIT_PROVIDER
+    message: Any = prompt
+    hooks = getattr(session, "hooks", None)
+    if "@" in prompt and hooks is not None:  # @server:uri mentions attach what they name
+        from agent.contract.mentions import expand
+
+        message, warnings = await expand(prompt, hooks.mentions(session.config))
+        for warning in warnings:
+            printer(ev.NoticeEvent(warning))
+    # aclosing: if printing fails (a closed pipe), the turn ends now, its history valid.
+    async with contextlib.aclosing(session.run(message)) as events:
+        async for event in events:
+            printer(event)
+            if isinstance(event, ev.DoneEvent):
+                code = _REASON_CODES.get(event.reason, EXIT_PROVIDER)
+    finish = getattr(printer, "finish", None)
+    if finish is not None:
+        finish()
+    return code
+
+
+def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None,
+        err: TextIO | None = None) -> int:
+    """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    for stream in (out, err):
+        # A terminal whose encoding lacks a character the model wrote gets a "?", not a
+        # traceback in the middle of the answer.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass
+    printer = JsonPrinter(out) if json_mode else TextPrinter(out, err)
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, task.cancel)
+            except (NotImplementedError, RuntimeError):  # not the main thread / platform
+                pass
+        try:
+            code = await run_turn(session, prompt, printer)
+        except asyncio.CancelledError:
+            printer(ev.DoneEvent("interrupted", steps=0))
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:  # the reader went away, as `| head` does: stop quietly
+            _discard_output(out)
+            return EXIT_PIPE
+        try:
+            # The turn's after-turn work (the formatter) finishes before the run exits.
+            await session.wait_after_turn()
+        except asyncio.CancelledError:  # ctrl-c while waiting: the work is cancelled too
+            return EXIT_INTERRUPTED
+        return code
+
+    return asyncio.run(main())
+
+
+def _discard_output(stream: TextIO) -> None:
+    """Point a closed pipe's file descriptor at /dev/null, so the flush at exit does not
+    fail again with a traceback."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

@@ -1,0 +1,276 @@
+"""Finding, blocking and loading plugins from the ``agent.plugins`` entry point group.
+
+Builtins and third-party plugins load by the same path.  A plugin named in
+``plugins.disabled`` (config), ``--disable NAME`` or ``AGENT_DISABLE_PLUGINS`` is never
+imported.  A plugin that fails to import or register is reported and skipped; it never stops
+``agent``.  Essential plugins refuse to be disabled.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pluggy
+
+from agent.boot.lazy_plugins import LazyPlugin
+from agent.contract import hookspecs
+
+ENTRY_POINT_GROUP = "agent.plugins"
+
+#: Plugins the core cannot work without (base prompt, default provider selection).
+ESSENTIAL = frozenset({"core"})
+
+#: Plugins that stay off unless named in ``plugins.enabled`` declare it themselves: an entry
+#: of the same name in this group (metadata only, so it is known without importing them).
+OPT_IN_GROUP = "agent.plugins.opt_in"
+
+#: The distribution that ships the builtin plugins (``--no-plugins`` keeps only these).
+BUILTIN_DISTRIBUTION = "agent-cli"
+
+log = logging.getLogger("agent.plugins")
+
+
+@dataclass
+class PluginStatus:
+    """How one plugin fared: ``state`` is ``enabled``, ``essential``, ``disabled``,
+    ``opt-in`` (available, not enabled), or ``failed`` (with ``error``)."""
+
+    name: str
+    state: str
+    module: str = ""
+    distribution: str = ""
+    error: str = ""
+    description: str = ""
+
+
+def entry_points() -> list[importlib.metadata.EntryPoint]:
+    """Every entry point in the group, sorted by name (first of duplicate names wins)."""
+    seen: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        seen.setdefault(ep.name, ep)
+    return [seen[name] for name in sorted(seen)]
+
+
+def opt_in_names() -> frozenset[str]:
+    """Plugins that declared themselves opt-in (:data:`OPT_IN_GROUP`): installed, but off
+    until ``plugins.enabled`` or ``--enable`` names them."""
+    return frozenset(ep.name for ep in importlib.metadata.entry_points(group=OPT_IN_GROUP))
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str, str]:
+    """``(name, version)`` of the distribution that ships ``ep`` (``("", "")`` if unknown).
+
+    Each ``Distribution.name``/``.version`` parses the METADATA file again, so this is cached
+    per distribution: thirty entry points from one distribution cost one parse, not sixty.
+    """
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "", ""
+    key = str(getattr(dist, "_path", id(dist)))
+    if key not in _DIST_CACHE:
+        meta = dist.metadata
+        _DIST_CACHE[key] = (meta["Name"] or "", meta["Version"] or "")
+    return _DIST_CACHE[key]
+
+
+_DIST_CACHE: dict[str, tuple[str, str]] = {}
+
+
+def new_manager() -> pluggy.PluginManager:
+    """A fresh plugin manager with the hookspecs, nothing registered (tests build their own)."""
+    pm = pluggy.PluginManager("agent")
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+class PluginHost:
+    """The loaded plugin manager plus a status record for every plugin it knows of."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.status: dict[str, PluginStatus] = {}
+        #: names in plugins.disabled / plugins.enabled that match no installed plugin
+        self.unknown: list[str] = []
+
+    def register(self, plugin: object, name: str, *, state: str = "enabled") -> bool:
+        """Register ``plugin`` under ``name``; a failure is recorded, never raised."""
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:  # a broken plugin is skipped, never fatal
+            self.status[name] = PluginStatus(name, "failed", error=_describe(exc))
+            log.warning("plugin %s failed to register: %s", name, exc)
+            return False
+        problem = _guard_problem(self.pm, plugin)
+        if problem is not None:  # a guard that cannot work must not leave its tools behind
+            self.pm.unregister(plugin)
+            self.status[name] = PluginStatus(name, "failed", error=problem)
+            log.warning("plugin %s refused: %s", name, problem)
+            return False
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        doc = (getattr(plugin, "__doc__", "") or "").strip().splitlines()
+        self.status[name] = PluginStatus(name, state, module=module,
+                                         description=doc[0] if doc else "")
+        return True
+
+    def enabled_names(self) -> list[str]:
+        return sorted(n for n, s in self.status.items() if s.state in ("enabled", "essential"))
+
+    def failures(self) -> list[PluginStatus]:
+        return [s for s in self.status.values() if s.state == "failed"]
+
+
+def load(
+    *,
+    disabled: Iterable[str] = (),
+    enabled: Iterable[str] = (),
+    builtin_only: bool = False,
+    extra: Iterable[tuple[str, object]] = (),
+    cache: Path | None = None,
+) -> PluginHost:
+    """Load every plugin of the entry point group, honouring blocks before import.
+
+    ``disabled`` names are never imported (essential ones excepted); ``enabled`` switches on
+    opt-in builtins; ``builtin_only`` (``--no-plugins``) blocks every plugin that does not
+    ship with ``agent`` itself, unless it is named in ``enabled``.
+    ``extra`` registers in-process plugin objects (used by tests and embedders).
+    ``cache`` is the plugin description file (:mod:`agent.boot.plugin_cache`): a plugin with a
+    current description is registered as a :class:`agent.boot.lazy_plugins.LazyPlugin` and
+    imported when first needed; the others are imported now and described for next time.
+    Without it every plugin is imported now.
+    """
+    disabled_set = set(disabled)
+    enabled_set = set(enabled)
+    host = PluginHost(new_manager())
+    described = _Descriptions(cache, host)
+    points = entry_points()
+    opt_in = opt_in_names()
+    known = {ep.name for ep in points}
+    host.unknown = sorted((disabled_set | enabled_set) - known)
+    for ep in points:
+        name = ep.name
+        essential = name in ESSENTIAL
+        dist_name, dist_version = _distribution(ep)
+        dist = f"{dist_name} {dist_version}".strip()
+        third_party = dist_name != BUILTIN_DISTRIBUTION
+        blocked_as_third_party = builtin_only and third_party and name not in enabled_set
+        if not essential and (name in disabled_set or blocked_as_third_party):
+            host.status[name] = PluginStatus(name, "disabled", module=ep.value, distribution=dist)
+            host.pm.set_blocked(name)
+            continue
+        if name in opt_in and name not in enabled_set:
+            host.status[name] = PluginStatus(name, "opt-in", module=ep.value, distribution=dist)
+            continue
+        plugin = described.lazy(ep, dist)
+        if plugin is None:
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                host.status[name] = PluginStatus(name, "failed", module=ep.value,
+                                                 distribution=dist, error=_describe(exc))
+                log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
+                described.forget(name)
+                continue
+            described.add(ep, dist, plugin)
+        if host.register(plugin, name, state="essential" if essential else "enabled"):
+            host.status[name].distribution = dist
+            host.status[name].module = ep.value
+            if isinstance(plugin, LazyPlugin):
+                plugin.attach(host.pm)
+    for name, plugin in extra:
+        host.register(plugin, name)
+    _drop_unknown_hooks(host)
+    described.save()
+    return host
+
+
+class _Descriptions:
+    """The cached plugin descriptions of one load: used where current, rebuilt where not."""
+
+    def __init__(self, path: Path | None, host: PluginHost) -> None:
+        from agent.boot import plugin_cache
+
+        self.path = path
+        self.host = host
+        self.entries = plugin_cache.read(path) if path is not None else {}
+        self.changed = False
+
+    def lazy(self, ep: importlib.metadata.EntryPoint, dist: str) -> object | None:
+        """A stand-in for ``ep`` when its description is current, else None."""
+        from agent.boot import plugin_cache
+
+        entry = self.entries.get(ep.name)
+        if self.path is None or entry is None or not plugin_cache.still_current(
+                entry, ep.value, dist):
+            return None
+        return LazyPlugin(ep.name, entry, ep.load, self._failed)
+
+    def add(self, ep: importlib.metadata.EntryPoint, dist: str, plugin: object) -> None:
+        from agent.boot import plugin_cache
+
+        if self.path is None:
+            return
+        try:
+            self.entries[ep.name] = plugin_cache.describe(plugin, ep.module, ep.value, dist)
+        except Exception:  # an undescribable plugin is simply imported every run
+            log.debug("plugin %s cannot be described", ep.name, exc_info=True)
+            self.entries.pop(ep.name, None)
+        self.changed = True
+
+    def forget(self, name: str) -> None:
+        if self.entries.pop(name, None) is not None:
+            self.changed = True
+
+    def save(self) -> None:
+        from agent.boot import plugin_cache
+
+        if self.path is not None and self.changed:
+            plugin_cache.write(self.path, self.entries)
+
+    def _failed(self, name: str, exc: BaseException) -> None:
+        """A stand-in whose import failed: reported like a plugin that fails at startup, and
+        described again next run."""
+        status = self.host.status.get(name)
+        self.host.status[name] = PluginStatus(
+            name, "failed", module=status.module if status else "",
+            distribution=status.distribution if status else "", error=_describe(exc))
+        log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
+        self.forget(name)
+        self.save()
+
+
+def _drop_unknown_hooks(host: PluginHost) -> None:
+    """``check_pending`` with recovery: a plugin implementing a misspelled hook is reported
+    as failed and unregistered, and the rest carry on."""
+    while True:
+        try:
+            host.pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            bad = getattr(exc, "plugin", None)
+            bad_name = host.pm.get_name(bad) if bad is not None else None
+            if not bad_name:
+                raise
+            host.pm.unregister(bad)
+            host.status[bad_name] = PluginStatus(bad_name, "failed", error=_describe(exc))
+
+
+def _guard_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
+    """Why ``plugin``'s guard hook cannot be used (it is ``async def``), or None."""
+    from agent.loop.guards import async_guard_problem
+
+    for impl in pm.hook.agent_guard_tool_call.get_hookimpls():
+        if impl.plugin is plugin:
+            problem = async_guard_problem(impl.function)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

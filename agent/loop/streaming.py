@@ -1,0 +1,303 @@
+"""Stream deadlines and retries, shared by the provider plugins (all three wire formats).
+
+The SDKs alone cannot keep a turn from hanging: their timeout bounds each socket read, so a
+server that sends SSE keep-alive comments (or pings) forever is never cut, and they retry
+only the opening of a request, never a stream that went silent after its headers.  So the
+provider plugins hand the SDK ``max_retries=0`` and run every attempt through this module:
+
+- ``stream_idle_timeout``: the longest wait for *content*, from sending the request to the
+  first content event and between content events.  Keep-alive comments, pings and other
+  events that carry nothing (the provider says which, with ``is_content``) do not reset it.
+- ``request_deadline``: the longest one model request may take in all, every attempt and
+  every wait between attempts included.
+- Retries (``max_retries``): a failure that waiting could cure (``ProviderError.retryable``:
+  408/409/429/5xx, a connection failure, a timeout, a stall) is tried again while nothing was
+  shown yet, after the delay the server asked for (``retry-after``) or an exponential backoff.
+  A server asking for longer than ``retry_after_cap`` fails at once, naming the wait.  A
+  failure after output began is never retried: the session keeps what arrived.
+
+Everything waits with asyncio, so cancelling the turn (esc) ends a wait at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from agent.contract.providers import ProviderError, ProviderNotice, StreamEvent
+
+T = TypeVar("T")
+
+#: Backoff between attempts when the server names no delay (the SDKs' own schedule).
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 8.0
+
+
+@dataclass
+class StreamPolicy:
+    """How one endpoint's requests are bounded and retried.  ``host`` is how errors name the
+    endpoint (``api.openai.com``, ``127.0.0.1:8080``)."""
+
+    host: str
+    idle: float = 60.0
+    deadline: float = 1800.0
+    max_retries: int = 3
+    retry_after_cap: float = 60.0
+
+    @classmethod
+    def of(cls, settings: Any, host: str) -> StreamPolicy:
+        """The policy in a :class:`agent.contract.providers.ProviderSettings`."""
+        return cls(host=host, idle=float(settings.stream_idle_timeout),
+                   deadline=float(settings.request_deadline),
+                   max_retries=max(0, int(settings.max_retries)),
+                   retry_after_cap=max(0.0, float(settings.retry_after_cap)))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+class Deadlines:
+    """The clock of one model request: the overall deadline, and the idle deadline of the
+    attempt in progress.  ``now`` is injectable for the module's own unit tests."""
+
+    def __init__(self, policy: StreamPolicy, now: Callable[[], float] = time.monotonic) -> None:
+        self.policy = policy
+        self.now = now
+        self.started = now()
+        self.overall_at = self.started + policy.deadline
+        self.idle_at = self.started + policy.idle
+        #: Retries made so far (0 on the first attempt); providers tell the server, as the
+        #: SDKs do, in ``x-stainless-retry-count``.
+        self.retries = 0
+        #: Set by the provider once the attempt in progress has shown output; decides the
+        #: wording of a stall and that it is not retried.
+        self.shown = False
+
+    def headers(self) -> dict[str, str]:
+        """Headers for the attempt in progress."""
+        return {"x-stainless-retry-count": str(self.retries)}
+
+    def touch(self) -> None:
+        """Content arrived: the idle deadline starts again."""
+        self.idle_at = self.now() + self.policy.idle
+
+    def remaining(self) -> float:
+        """Seconds left before the overall deadline."""
+        return self.overall_at - self.now()
+
+    def _next(self) -> tuple[float, str]:
+        return (self.idle_at, "idle") if self.idle_at <= self.overall_at \
+            else (self.overall_at, "overall")
+
+    def expired(self, which: str, *, output_started: bool) -> ProviderError:
+        """The error for a deadline that passed."""
+        p = self.policy
+        if which == "overall":
+            return ProviderError(
+                f"{p.host} did not finish answering within request_deadline = "
+                f"{_seconds(p.deadline)}", kind="timeout", retryable=False,
+                output_started=output_started)
+        if output_started:
+            return ProviderError(
+                f"{p.host} stopped sending in the middle of the answer: no content for "
+                f"{_seconds(p.idle)} (stream_idle_timeout)", kind="timeout", retryable=True,
+                output_started=True)
+        return ProviderError(
+            f"{p.host} sent no content for {_seconds(p.idle)} (stream_idle_timeout)",
+            kind="timeout", retryable=True)
+
+    async def bounded(self, awaitable: Awaitable[T], *, output_started: bool = False) -> T:
+        """Await ``awaitable`` (e.g. sending the request) within the next deadline."""
+        when, which = self._next()
+        loop = asyncio.get_running_loop()
+        # Deadlines are kept on time.monotonic; asyncio's clock may differ, so convert.
+        timer = asyncio.timeout_at(loop.time() + (when - self.now()))
+        try:
+            async with timer:
+                return await awaitable
+        except TimeoutError:
+            if timer.expired():
+                raise self.expired(which, output_started=output_started) from None
+            raise
+
+    async def watch(self, items: Any, is_content: Callable[[Any], bool]) -> AsyncIterator[Any]:
+        """Iterate the SDK's event stream ``items`` within the deadlines.  ``is_content``
+        says whether an event is progress."""
+        iterator = items.__aiter__()
+        while True:
+            try:
+                item = await self.bounded(iterator.__anext__(), output_started=self.shown)
+            except StopAsyncIteration:
+                return
+            if is_content(item):
+                self.touch()
+            yield item
+
+
+def backoff(retry: int) -> float:
+    """The delay before retry number ``retry`` (1-based) when the server names none."""
+    delay = min(BACKOFF_FIRST * 2.0 ** (retry - 1), BACKOFF_MAX)
+    return delay * (1 - 0.25 * random.random())
+
+
+Attempt = Callable[[Deadlines], AsyncIterator[StreamEvent]]
+
+
+async def with_retries(policy: StreamPolicy, attempt: Attempt) -> AsyncIterator[StreamEvent]:
+    """Run ``attempt`` (one request: send, stream, finish) until it succeeds, fails in a way
+    waiting cannot cure, fails after output began, or the retries or the deadline run out.
+    Each retry is announced with a :class:`ProviderNotice`."""
+    clock = Deadlines(policy)
+    retries = 0
+    while True:
+        shown = clock.shown = False
+        try:
+            async for event in attempt(clock):
+                if not isinstance(event, ProviderNotice):
+                    shown = True
+                yield event
+            return
+        except ProviderError as exc:
+            if shown or exc.output_started or not exc.retryable:
+                raise _noted(exc, retries) from None
+            asked = exc.retry_after
+            if asked is not None and asked > policy.retry_after_cap:
+                exc.message = (f"{exc.message}; the server asked to retry after "
+                               f"{_seconds(round(asked, 3))}, more than retry_after_cap = "
+                               f"{_seconds(policy.retry_after_cap)}, so it was not retried")
+                exc.args = (exc.message,)
+                raise _noted(exc, retries) from None
+            if retries >= policy.max_retries:
+                raise _noted(exc, retries) from None
+            delay = asked if asked is not None and asked >= 0 else backoff(retries + 1)
+            if delay >= clock.remaining():
+                exc.message += (f"; no time left to retry within request_deadline = "
+                                f"{_seconds(policy.deadline)}")
+                exc.args = (exc.message,)
+                raise _noted(exc, retries) from None
+            retries += 1
+            clock.retries = retries
+            yield ProviderNotice(f"{exc.message}; retrying in {_seconds(round(delay, 2))} "
+                                 f"(retry {retries} of {policy.max_retries})")
+            await asyncio.sleep(delay)
+            clock.touch()  # a new attempt: its own idle allowance
+
+
+def _noted(exc: ProviderError, retries: int) -> ProviderError:
+    """``exc`` with the retries already spent on it, when there were any."""
+    if retries:
+        exc.message = f"{exc.message} (after {retries} {'retry' if retries == 1 else 'retries'})"
+        exc.args = (exc.message,)
+    return exc
+
+
+# ---- naming what went wrong -------------------------------------------------------------------
+
+
+def _detail(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.rstrip(".") if text else ""
+
+
+def transport_failure(exc: BaseException, host: str, *, connected: bool,
+                      output_started: bool) -> ProviderError:
+    """An ``httpx2`` transport exception (the cause of an SDK's connection error) as a
+    :class:`ProviderError` that says what happened: the connection could not be made, it
+    broke before the server answered, or it broke in the middle of the answer."""
+    import httpx2
+
+    detail = _detail(exc)
+    if isinstance(exc, httpx2.ConnectTimeout):
+        text = f"could not connect to {host}: no answer to the connection attempt"
+        kind = "timeout"
+    elif isinstance(exc, httpx2.ConnectError):
+        text = f"could not connect to {host}: {detail or 'connection refused'}"
+        kind = "connection"
+    elif isinstance(exc, httpx2.TimeoutException):
+        what = "in the middle of the answer" if output_started or connected else \
+            "before answering"
+        text = f"{host} timed out {what}: no bytes within request_timeout"
+        kind = "timeout"
+    else:
+        broke = ("in the middle of the answer" if output_started
+                 else "after answering, before any content" if connected
+                 else "before it answered")
+        reason = detail or {"ReadError": "the connection was reset",
+                            "WriteError": "the request could not be sent"}.get(
+                                type(exc).__name__, type(exc).__name__)
+        text = f"the connection to {host} broke {broke}: {reason}"
+        kind = "connection"
+    return ProviderError(text, retryable=True, kind=kind, output_started=output_started)
+
+
+def status_failure(host: str, status: int, text: str, headers: Any, *, kind: str,
+                   output_started: bool, retryable: bool | None = None) -> ProviderError:
+    """An HTTP error status as a :class:`ProviderError` naming the host, with the delay the
+    server asked for and its ``x-should-retry`` verdict."""
+    from agent.loop.retry import retry_after_seconds, should_retry_header
+
+    if retryable is None:
+        retryable = status in (408, 409, 429) or status >= 500
+    verdict = should_retry_header(headers) if headers is not None else None
+    if verdict is not None:
+        retryable = verdict
+    return ProviderError(f"{host} returned {status}: {text}", status=status,
+                         retryable=retryable, kind=kind, output_started=output_started,
+                         retry_after=retry_after_seconds(headers) if headers is not None else None)
+
+
+def malformed_failure(exc: Any, host: str, *, output_started: bool) -> ProviderError:
+    """A :class:`agent.loop.retry.MalformedStream` as a :class:`ProviderError` (never retried:
+    a server that breaks the format once will break it again)."""
+    return ProviderError(f"{host} sent a malformed stream: {exc.why}: {exc.line}",
+                         kind="protocol", output_started=output_started)
+
+
+def host_of(base_url: str) -> str:
+    """How errors name an endpoint: the host (and port) of its URL."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number
+        host, port = parts.hostname, None
+    if not host:
+        return "the endpoint"
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    return f"{host}:{port}" if port else host  # never the user:password part
+
+
+async def on_daemon_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a new daemon thread; its result (or exception), awaited.  For work
+    that may import an SDK (which nothing can interrupt): unlike ``asyncio.to_thread``,
+    leaving the program never waits for it."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if future.done():  # the awaiting task was cancelled
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # handed to the awaiting task
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(deliver, ok, value)
+
+    threading.Thread(target=work, name="sdk-import", daemon=True).start()
+    return await future

@@ -1,0 +1,577 @@
+"""Every simple command a shell command line would run, read with the tree-sitter bash grammar.
+
+Guards, permission rules, the "always" grant and registry manifests judge a command by the
+programs it starts.  A command line hides those behind operators (``a && b``, ``a | b``),
+substitutions (``$(...)``, backticks, ``<(...)``), compound commands (``( )``, ``{ }``, ``if``,
+``while``, ``for``, ``case``, function bodies, ``!``), nested shells (``bash -c '...'``,
+``eval``, a here-document fed to ``sh``) and wrappers (``sudo``, ``env X=1``, ``timeout 5``).
+:func:`parse` finds every simple command anywhere in the tree, removes quotes the way the shell
+does, peels the wrappers (:mod:`agent.shell.wrappers`) so ``argv[0]`` is what really runs, and
+records which commands feed which through a pipe.
+
+What cannot be known without running the command is *unresolved*, never guessed: a variable or
+substitution in command position, a call of a function defined in the same text, ``eval`` or
+``source`` of something that is not a literal, an interpreter given code (``python -c``),
+a shell or interpreter reading a script from a pipe.  Text the grammar cannot parse marks the
+script incomplete.  Callers treat both as "ask a person".
+
+The parser is tree-sitter-bash (MIT, maintained, wheels for every platform we run on): it was
+measured against bashlex and the old hand-written scanner by ``bench/shell_parsers.py``.  If
+it cannot be imported every command is incomplete, so nothing is allowed by a rule.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.shell.git import read_git
+from agent.shell.types import Script, SimpleCommand
+from agent.shell.unresolved import (
+    HAZARD_ARGUMENTS,
+    hazard_unresolved,
+    interpreter_reads_stdin,
+    shell_reads_file,
+)
+from agent.shell.words import decode_ansi_c, unescape_bare, unescape_double
+from agent.shell.wrappers import (
+    INTERPRETERS,
+    SHELLS,
+    Peeled,
+    code_argument,
+    find_exec,
+    peel,
+    script_operand,
+    split_words,
+    templated,
+    unwrap,
+)
+
+__all__ = ["MAX_DEPTH", "SHELLS", "Script", "SimpleCommand", "parse", "simple_commands",
+           "split_commands", "split_words", "unwrap"]
+
+#: Nested scripts (substitutions, subshells, ``bash -c``) deeper than this are not read.
+MAX_DEPTH = 24
+#: Nested scripts are parsed again (``bash -c "$(...)"``); the characters re-read are capped at
+#: this multiple of the input plus a floor.  Past the cap the result is marked incomplete.
+REREAD_FACTOR = 8
+REREAD_MIN = 100_000
+#: Longer input is not parsed at all (incomplete): nobody reviews a 1 MB command line.
+MAX_INPUT = 1_000_000
+#: Parsing gives up (incomplete) after this long plus this much per byte of input.
+PARSE_SECONDS = 0.25
+PARSE_SECONDS_PER_BYTE = 10e-6
+
+_ASCII_ONLY = bytes(range(128)) + b"a" * 128
+_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+
+
+_PARSER: Any = None
+
+
+def _parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+def parse(text: str) -> Script:
+    """Every simple command in ``text`` (see the module docstring).  Never raises."""
+    script = Script()
+    if len(text) > MAX_INPUT:
+        script.incomplete(f"the command is longer than {MAX_INPUT} characters")
+        return script
+    try:
+        parser = _parser()
+    except Exception as exc:  # no parser: nothing can be proven, so nothing is allowed
+        script.incomplete(f"the shell parser is unavailable ({exc})")
+        return script
+    try:
+        walker = _Walker(script, parser, REREAD_FACTOR * len(text) + REREAD_MIN)
+        walker.script_text(text, depth=0, outer=(), redirects=())
+        walker.mark_function_calls()
+    except RecursionError:
+        script.incomplete("the command is nested too deeply to check")
+    except Exception as exc:  # a walker bug: keep what was read, say partial
+        script.incomplete(f"the command could not be read ({type(exc).__name__})")
+    return script
+
+
+def simple_commands(text: str) -> list[SimpleCommand]:
+    """Shorthand for ``parse(text).commands``."""
+    return parse(text).commands
+
+
+def split_commands(text: str) -> list[list[str]]:
+    """The ``argv`` of every simple command in ``text`` (empty ones left out)."""
+    return [list(c.argv) for c in parse(text).commands if c.argv]
+
+
+_DYNAMIC_NODES = frozenset({"simple_expansion", "expansion", "command_substitution",
+                            "process_substitution", "arithmetic_expansion"})
+
+
+# ---- the walker -------------------------------------------------------------------------------
+
+@dataclass
+class _Where:
+    """Where a node sits: nesting depth, enclosing pipeline stages, enclosing redirects."""
+
+    depth: int
+    outer: tuple[tuple[int, int], ...]
+    redirects: tuple[tuple[str, str], ...]
+
+
+class _Walker:
+    def __init__(self, script: Script, parser: Any, budget: int) -> None:
+        self.script = script
+        self.parser = parser
+        self.budget = budget
+        self.pipeline_ids = 0
+
+    def next_pipeline(self) -> int:
+        self.pipeline_ids += 1
+        return self.pipeline_ids
+
+    # -- scripts --
+
+    def script_text(self, text: str, *, depth: int, outer: tuple[tuple[int, int], ...],
+                    redirects: tuple[tuple[str, str], ...]) -> None:
+        """Parse ``text`` as a script and walk it."""
+        if depth > MAX_DEPTH:
+            self.script.incomplete("the command is nested too deeply to check")
+            return
+        self.budget -= len(text)
+        if self.budget < 0:
+            self.script.incomplete("the command re-reads too much nested text to check")
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        root = self.parse_bytes(data)
+        if root is None:
+            return
+        if root.has_error:
+            self.script.incomplete("the shell cannot parse it: " + _first_error(root, data))
+        _SOURCE.stack.append(data)
+        try:
+            self.walk(root, _Where(depth, outer, redirects))
+        finally:
+            _SOURCE.stack.pop()
+
+    def parse_bytes(self, data: bytes) -> Any:
+        """The syntax tree of ``data``, or None (marked incomplete) when the grammar's error
+        recovery would take longer than :data:`PARSE_SECONDS` plus a little per byte
+        (tree-sitter's recovery is quadratic on some garbage)."""
+        deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_BYTE * len(data)
+
+        # Every byte of a non-ASCII character becomes "a": to bash those are word characters
+        # like "a" (no operator or blank is non-ASCII), the byte offsets stay those of
+        # ``data`` (node text is cut from the original), and tree-sitter-bash 0.25's scanner
+        # crashes on some astral characters (``{`` followed by U+B38EF).
+        ascii_data = data.translate(_ASCII_ONLY) if not data.isascii() else data
+
+        def read(offset: int, _point: Any) -> bytes:
+            return ascii_data[offset:offset + 65536]
+
+        def too_slow(_offset: int, _has_error: bool) -> bool:
+            return time.monotonic() > deadline
+
+        try:
+            tree = self.parser.parse(read, progress_callback=too_slow)
+        except ValueError:  # cancelled by too_slow
+            self.parser.reset()
+            self.script.incomplete("the command is too convoluted to parse in time")
+            return None
+        return tree.root_node
+
+    def walk(self, node: Any, where: _Where) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, where)
+        elif kind == "pipeline":
+            pid = self.next_pipeline()
+            stage = 0
+            for child in node.children:
+                if not child.is_named:
+                    if child.type in ("|", "|&"):
+                        stage += 1
+                    continue
+                self.walk(child, _Where(where.depth, where.outer + ((pid, stage),),
+                                        where.redirects))
+        elif kind == "redirected_statement":
+            self.redirected(node, where)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.script.functions.add(_text(name))
+            for child in node.named_children:
+                if child != name:
+                    self.walk(child, where)
+        elif kind == "variable_assignment" or kind == "declaration_command":
+            self.assignment_statement(node, where)
+        elif kind in ("heredoc_body", "heredoc_content"):
+            self.heredoc_text(node, where)
+        elif kind == "unset_command":
+            for child in node.named_children:
+                self.walk(child, where)
+        else:
+            for child in node.named_children:
+                self.walk(child, where)
+
+    def redirected(self, node: Any, where: _Where) -> None:
+        body = node.child_by_field_name("body")
+        redirects = list(where.redirects)
+        stdin: list[tuple[str, str, bool]] = []  # (kind, text, literal)
+        for child in node.named_children:
+            if child == body:
+                continue
+            self.collect_redirect(child, where, redirects, stdin)
+        inner = _Where(where.depth, where.outer, tuple(redirects))
+        if body is None:
+            if redirects != list(where.redirects):  # a bare redirection: `> file`
+                self.emit(_Built([], [], [], tuple(redirects)), inner, "")
+            return
+        if body.type == "command":
+            self.command(body, inner, stdin)
+        else:
+            self.walk(body, inner)
+
+    def collect_redirect(self, node: Any, where: _Where, redirects: list[tuple[str, str]],
+                         stdin: list[tuple[str, str, bool]]) -> None:
+        kind = node.type
+        if kind == "file_redirect":
+            fd = op = target = ""
+            for child in node.children:
+                if child.type == "file_descriptor":
+                    fd = _text(child)
+                elif not child.is_named:
+                    op = child.type
+                else:
+                    value, dynamic = self.word(child, where)
+                    target = value if not dynamic else _text(child)
+                    if dynamic and ">" in op:
+                        self.script.note_unresolved(
+                            f"writes to a path only known when it runs ({_text(child)})")
+            redirects.append((fd + op, target))
+            if op == "<" and not fd:
+                stdin.append(("file", target, True))
+        elif kind == "heredoc_redirect":
+            start = node.child_by_field_name("start") or _first_of(node, "heredoc_start")
+            raw = _text(start) if start is not None else ""
+            quoted = any(q in raw for q in "'\"\\")
+            body_text = ""
+            for child in node.named_children:
+                if child.type == "heredoc_body":
+                    body_text = _text(child)
+                    self.script.heredocs.append(body_text)
+                    if not quoted:
+                        self.walk(child, where)
+                elif child.type == "file_redirect":
+                    self.collect_redirect(child, where, redirects, stdin)
+                elif child.type not in ("heredoc_start", "heredoc_end"):
+                    self.walk(child, where)
+            redirects.append(("<<", raw))
+            literal = quoted or not any(c in body_text for c in "$`")
+            stdin.append(("heredoc", body_text, literal))
+        elif kind == "herestring_redirect":
+            value, dynamic = "", False
+            for child in node.named_children:
+                value, dynamic = self.word(child, where)
+            redirects.append(("<<<", value))
+            stdin.append(("herestring", value, not dynamic))
+        else:
+            self.walk(node, where)
+
+    def heredoc_text(self, node: Any, where: _Where) -> None:
+        """An unquoted here-document: its substitutions run.  The grammar reads ``$(...)``
+        but leaves backticks as text, so those are parsed here."""
+        if node.type == "heredoc_content" or not node.named_children:
+            body = _text(node)
+            for match in re.finditer(r"`((?:\\.|[^`\\])*)`", body):
+                self.script_text(unescape_double(match.group(1)), depth=where.depth + 1,
+                                 outer=where.outer, redirects=())
+            return
+        for child in node.named_children:
+            self.walk(child, where)
+
+    def assignment_statement(self, node: Any, where: _Where) -> None:
+        """``X=1``, ``export X=$(...)``: substitutions in the values run; assigning a
+        variable that changes how later commands resolve is noted."""
+        words: list[str] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                if value is not None:
+                    self.word(value, where)
+                words.append(_text(name) + "=" if name is not None else _text(child))
+            else:
+                value, _ = self.word(child, where)
+                words.append(value)
+        keyword = node.children[0].type if node.type == "declaration_command" else ""
+        self.emit(_Built([keyword] if keyword else [], [False] if keyword else [], words, ()),
+                  where, "")
+
+    # -- words --
+
+    def word(self, node: Any, where: _Where) -> tuple[str, bool]:
+        """The value of one word node after quote removal, and whether it is only known when
+        the command runs.  Substitutions inside it are walked (their commands run)."""
+        kind = node.type
+        if kind in ("word", "number"):
+            return unescape_bare(_text(node)), False
+        if kind == "raw_string":
+            return _text(node)[1:-1], False
+        if kind == "ansi_c_string":
+            return decode_ansi_c(_text(node)[2:-1]), False
+        if kind in ("string", "translated_string"):
+            parts: list[str] = []
+            dynamic = False
+            for child in node.named_children:
+                if child.type == "string_content":
+                    parts.append(unescape_double(_text(child)))
+                elif child.type == "string":
+                    value, dyn = self.word(child, where)
+                    parts.append(value)
+                    dynamic = dynamic or dyn
+                else:
+                    self.walk(child, where)
+                    parts.append(_text(child))
+                    dynamic = True
+            return "".join(parts), dynamic
+        if kind == "concatenation":
+            parts = []
+            dynamic = False
+            for child in node.children:
+                if not child.is_named:
+                    parts.append(_text(child))
+                    continue
+                value, dyn = self.word(child, where)
+                parts.append(value)
+                dynamic = dynamic or dyn
+            return "".join(parts), dynamic
+        if kind in _DYNAMIC_NODES:
+            self.walk(node, where)
+            return _text(node), True
+        # anything else (arrays, test expressions, extglob patterns): walk it, keep its text
+        self.walk(node, where)
+        return _text(node), _contains(node, _DYNAMIC_NODES)
+
+    # -- commands --
+
+    def command(self, node: Any, where: _Where,
+                stdin: list[tuple[str, str, bool]] | None = None) -> None:
+        redirects = list(where.redirects)
+        stdin = list(stdin or [])
+        assignments: list[str] = []
+        values: list[str] = []
+        dynamic: list[bool] = []
+        first = len(self.script.commands)
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                value = child.child_by_field_name("value")
+                value_text = self.word(value, where)[0] if value is not None else ""
+                name = child.child_by_field_name("name")
+                assignments.append((_text(name) if name is not None else "?") + "="
+                                   + value_text)
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.collect_redirect(child, where, redirects, stdin)
+            elif kind == "command_name":
+                inner = child.named_children[0] if child.named_children else child
+                value, dyn = self.word(inner, where)
+                values.append(value)
+                dynamic.append(dyn or _expands(inner))
+            elif kind == "subshell" or kind == "compound_statement":
+                self.walk(child, where)
+            else:
+                value, dyn = self.word(child, where)
+                values.append(value)
+                dynamic.append(dyn)
+        substituted = tuple(self.script.commands[first:])
+        built = _Built(values, dynamic, assignments, tuple(redirects), substituted, stdin)
+        self.emit(built, _Where(where.depth, where.outer, tuple(redirects)), "")
+
+    def emit(self, built: _Built, where: _Where, why: str) -> None:
+        peeled = peel(built.values, built.dynamic)
+        unresolved = why or peeled.unresolved
+        if not unresolved and peeled.argv and peeled.dynamic[:1] == (True,):
+            unresolved = f"the program to run is only known when it runs ({peeled.argv[0]})"
+        words = tuple(built.assignments) + tuple(built.values)
+        simple = SimpleCommand(
+            argv=peeled.argv, words=words, redirects=built.redirects,
+            pipes=where.outer, substituted=built.substituted, dynamic=peeled.dynamic,
+            assignments=tuple(built.assignments) + peeled.assignments,
+            wrappers=peeled.wrappers, unresolved=unresolved,
+            stdin=built.stdin[-1][0] if built.stdin else "", wrapper_writes=peeled.writes)
+        index = len(self.script.commands)
+        self.script.commands.append(simple)
+        if peeled.script is not None and not unresolved:
+            self.script_text(peeled.script, depth=where.depth + 1, outer=where.outer,
+                             redirects=())
+        else:  # even an unresolved command's literal scripts are read (and judged)
+            simple = self.inner(simple, peeled, built, where)
+            self.script.commands[index] = simple
+        if simple.unresolved:
+            self.script.note_unresolved(simple.unresolved)
+        for extra in peeled.more:  # commands a wrapper runs besides the main one
+            self.emit(_Built(list(extra), [False] * len(extra), [], built.redirects), where, "")
+
+    def inner(self, simple: SimpleCommand, peeled: Peeled, built: _Built,
+              where: _Where) -> SimpleCommand:
+        """Scripts hidden in the command: ``sh -c S``, ``eval S``, a here-document or a pipe
+        fed to a shell, ``find -exec``; code given to an interpreter is unresolved."""
+        name = simple.name
+        deeper = _Where(where.depth + 1, where.outer, ())
+        unresolved = ""
+        script = script_operand(simple.argv, simple.dynamic)
+        if script is not None:
+            text, dynamic = script
+            if dynamic:
+                unresolved = f"{name} runs a script only known when it runs"
+            else:
+                self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
+        elif name in SHELLS or name in ("source", "."):
+            operand = shell_reads_file(simple.argv)
+            if name in ("source", "."):
+                unresolved = f"{name} runs the commands in a file"
+            elif operand is None:
+                unresolved = self.shell_stdin(simple, built, deeper)
+            elif simple.is_dynamic(operand):
+                unresolved = f"{name} runs a script only known when it runs " \
+                    f"({simple.argv[operand]})"
+        elif name == "alias" and any("=" in a for a in simple.args):
+            unresolved = "alias defines a command whose meaning is only known when it runs"
+        elif name in HAZARD_ARGUMENTS and simple.any_dynamic:
+            unresolved = hazard_unresolved(simple)
+        elif name == "chmod" and any(a.startswith("--ref") for a in simple.args):
+            unresolved = "chmod --reference copies a mode only known when it runs"
+        elif name in INTERPRETERS:
+            code = code_argument(name, simple.argv)
+            if code is not None:
+                unresolved = f"{name} is given code to run ({code[:60]!r})"
+            elif interpreter_reads_stdin(simple.argv) and (
+                    built.stdin or simple.piped_into):
+                unresolved = f"{name} runs code from its standard input"
+        elif name == "git":
+            call = read_git(simple.argv, simple.assignments)
+            for program in call.scripts:  # -c core.pager=..., GIT_PAGER=..., !aliases
+                self.script_text(program, depth=deeper.depth, outer=deeper.outer,
+                                 redirects=())
+            if call.problems:
+                unresolved = call.problems[0]
+        elif name in self.script.functions:
+            unresolved = f"{name} calls a shell function defined in the same command"
+        for argv in find_exec(simple.argv):
+            if templated(peel(argv, [False] * len(argv)).argv, "{}"):
+                unresolved = unresolved or "find puts file names into the program or the " \
+                    "script it runs"
+            self.emit(_Built(list(argv), [False] * len(argv), [], ()), where, "")
+        if unresolved and not simple.unresolved:
+            from dataclasses import replace
+            return replace(simple, unresolved=unresolved)
+        return simple
+
+    def shell_stdin(self, simple: SimpleCommand, built: _Built, deeper: _Where) -> str:
+        """A shell with no script operand runs its standard input."""
+        if built.stdin:
+            kind, text, literal = built.stdin[-1]
+            if kind == "file":
+                return f"{simple.name} runs the commands in {text}"
+            if not literal:
+                return f"{simple.name} runs a {kind} only known when it runs"
+            self.script_text(text, depth=deeper.depth, outer=deeper.outer, redirects=())
+            return ""
+        if simple.piped_into:
+            return f"{simple.name} runs commands piped into it"
+        return ""
+
+    def mark_function_calls(self) -> None:
+        """A call of a function defined anywhere in the text runs its body, not the program
+        of that name (``git() { rm -rf d; }; git status``)."""
+        if not self.script.functions:
+            return
+        from dataclasses import replace
+
+        for i, cmd in enumerate(self.script.commands):
+            if cmd.name in self.script.functions and not cmd.unresolved:
+                why = f"{cmd.name} calls a shell function defined in the same command"
+                self.script.commands[i] = replace(cmd, unresolved=why)
+                self.script.note_unresolved(why)
+
+
+@dataclass
+class _Built:
+    values: list[str]
+    dynamic: list[bool]
+    assignments: list[str]
+    redirects: tuple[tuple[str, str], ...]
+    substituted: tuple[SimpleCommand, ...] = ()
+    stdin: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+class _Sources(threading.local):
+    """The texts being walked, innermost last (``node.text`` is slow on large trees)."""
+
+    def __init__(self) -> None:
+        self.stack: list[bytes] = [b""]
+
+
+_SOURCE = _Sources()
+
+
+def _text(node: Any) -> str:
+    if node is None:
+        return ""
+    return _SOURCE.stack[-1][node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+
+
+def _first_of(node: Any, kind: str) -> Any:
+    for child in node.children:
+        if child.type == kind:
+            return child
+    return None
+
+
+def _contains(node: Any, kinds: frozenset[str]) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in kinds:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _expands(node: Any) -> bool:
+    """True when an unquoted command name would be changed by globbing or brace
+    expansion (``/bin/r?``, ``{rm,-rf,x}``)."""
+    if node.type not in ("word", "concatenation"):
+        return False
+    bare = "".join(_text(c) for c in ([node] if node.type == "word" else node.children)
+                   if c.type == "word" or not c.is_named)
+    return bool(_GLOB.search(bare) or _BRACE.search(_text(node)))
+
+
+def _first_error(root: Any, data: bytes) -> str:
+    """Where the first syntax error is (descending only into subtrees that hold one)."""
+    node = root
+    while True:
+        if node.is_error or node.is_missing:
+            line = node.start_point[0] + 1
+            snippet = data[node.start_byte:node.start_byte + 40].decode("utf-8", "replace")
+            what = "missing " + node.type if node.is_missing else f"near {snippet!r}"
+            return f"{what} (line {line})"
+        for child in node.children:
+            if child.has_error or child.is_missing:
+                node = child
+                break
+        else:
+            return "a syntax error"

@@ -1,0 +1,404 @@
+"""Which simple commands only read, and which paths any command writes, deletes or reads.
+
+The default policy runs a command without a prompt when every part of it is proven to only
+read (``ls``, ``cat f``, ``git status``, ``grep -rn x src``, ``find . -name '*.py'``): the
+program is one we know, found on ``PATH`` or in a system directory (never ``./ls``), its
+options are ones that do not write or run other programs (``sort -o``, ``find -delete``,
+``rg --pre``, ``git diff --output`` are refused), no assignment changes how it runs
+(``PATH=``, ``LD_PRELOAD=``, ``GIT_*``), and nothing is redirected into a file.
+:func:`classify` says so, with the reason when not; :func:`paths` lists the files a command
+writes (redirections, ``tee``, ``-o``/``--output``, ``cp``/``mv`` targets, ...), deletes
+and reads, so the path rules of the write tools judge them too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from agent.shell.git import BUILTINS, read_git
+from agent.shell.options import parse_options, same, spec
+from agent.shell.parse import SimpleCommand
+
+#: Directories a program may be named in and still count as the system's own.
+SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+#: Wrappers that change nothing about what a read-only command does.
+NEUTRAL_WRAPPERS = frozenset({"command", "builtin", "time", "nice", "timeout", "stdbuf",
+                              "env", "xargs", "ionice", "chronic", "unbuffer"})
+#: Assignments that change which program runs or what it does.
+_RISKY_ASSIGNMENT = re.compile(r"^(PATH|LD_[A-Z_]*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|IFS|"
+                               r"PS4|PROMPT_COMMAND|GIT_[A-Z_]*|PAGER|EDITOR|VISUAL|"
+                               r"LESS[A-Z]*|MANPAGER|PYTHON[A-Z_]*|NODE_OPTIONS|PERL5?OPT|"
+                               r"PERL5LIB|RUBYOPT|HOME|TMPDIR|DYLD_[A-Z_]*)\+?=")
+_HARMLESS_TARGETS = re.compile(r"^(/dev/(null|stdout|stderr|tty|fd/[0-9]+)|&?-?[0-9]*-?)$")
+
+Check = Callable[[SimpleCommand], str | None]
+
+
+def writes_by_redirect(cmd: SimpleCommand) -> list[str]:
+    """Files the command's redirections create or change (``>``, ``>>``, ``&>``, ``<>``,
+    ``>|``); duplicating a descriptor (``2>&1``) and ``/dev/null`` write nothing."""
+    out = []
+    for op, target in cmd.redirects:
+        if ">" not in op or op.endswith(("<<", "<<<")):
+            continue
+        if op.endswith(">&") and (target.isdigit() or target == "-"):
+            continue
+        if _HARMLESS_TARGETS.match(target):
+            continue
+        out.append(target)
+    return out
+
+
+# ---- per-program checks (None: read-only; else why not) ------------------------------------
+
+def _no_operands_or(limit: int) -> Check:
+    def check(cmd: SimpleCommand) -> str | None:
+        operands = [a for a in cmd.args if not a.startswith("-")]
+        return None if len(operands) <= limit else f"{cmd.name} with an operand changes things"
+    return check
+
+
+def _refuse_options(*bad: str, long_table: dict[str, str] | None = None) -> Check:
+    """Read-only unless one of ``bad`` options (short letters or long names, long ones
+    matched by prefix as getopt_long does) is given."""
+    shorts = {b for b in bad if len(b) == 1}
+    longs = {b for b in bad if len(b) > 1}
+
+    def check(cmd: SimpleCommand) -> str | None:
+        for word in cmd.args:
+            if word == "--":
+                break
+            if word.startswith("--"):
+                name = word[2:].split("=", 1)[0]
+                if name and any(b.startswith(name) or name.startswith(b) for b in longs):
+                    return f"{cmd.name} {word} writes files or runs programs"
+            elif word.startswith("-") and shorts & set(word[1:]):
+                return f"{cmd.name} {word} writes files or runs programs"
+        return None
+    return check
+
+
+def _find(cmd: SimpleCommand) -> str | None:
+    for word in cmd.args:
+        if word in ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+                    "-fprintf", "-fls"):
+            return f"find {word} runs programs or changes files"
+    return None
+
+
+def _date(cmd: SimpleCommand) -> str | None:
+    for word in cmd.args:
+        if word.startswith(("-s", "--set")) or (not word.startswith(("-", "+"))):
+            if word.startswith(("-d", "--date", "-r", "--reference", "-u", "-R", "-I")):
+                continue
+            return "date with that operand sets the clock"
+    return None
+
+
+_SED_PRINT = re.compile(r"^\s*((\d+|\$|/[^/]*/)(\s*,\s*(\d+|\$|/[^/]*/))?)?\s*!?\s*[pdq=]?\s*$")
+_SED_SUBSTITUTE = re.compile(r"^\s*((\d+|\$|/[^/]*/)(\s*,\s*(\d+|\$|/[^/]*/))?)?\s*"
+                             r"s(.)(?:(?!\5)[^\\]|\\.)*\5(?:(?!\5)[^\\]|\\.)*\5[gpiI0-9]*\s*$")
+
+
+def _sed(cmd: SimpleCommand) -> str | None:
+    """sed only reads when it edits nothing in place and its script only prints,
+    deletes or substitutes (no ``w``, ``r``, ``e`` commands or flags)."""
+    parsed = parse_options(spec("nrsEuz", "efl", long=same("quiet", "silent", "regexp-extended",
+                                                           "separate", "unbuffered",
+                                                           "null-data", "posix", "debug",
+                                                           "sandbox"),
+                                long_args={"expression": "-e", "file": "-f",
+                                           "line-length": "-l"},
+                                long_optional={"in-place": "-i"}, names={"e": "-e"}),
+                           list(cmd.args))
+    if parsed.problems or parsed.has("-i", "-f"):
+        return "sed edits files in place or reads a script"
+    scripts = parsed.values("-e") or parsed.operands[:1]
+    for script in scripts:
+        for piece in re.split(r"[;\n]", script):
+            if not (_SED_PRINT.match(piece) or _SED_SUBSTITUTE.match(piece)):
+                return "the sed script may write files or run commands"
+    return None
+
+
+def _git(cmd: SimpleCommand) -> str | None:
+    call = read_git(cmd.argv, cmd.assignments)
+    if call.scripts or call.problems:
+        return "git is told to run other programs"
+    if any(g in ("-c", "-C", "--git-dir", "--work-tree", "--exec-path", "--config-env",
+                 "--namespace", "--super-prefix", "--attr-source") for g in call.globals):
+        return "git options point it at other settings or another repository"
+    if call.alias or call.sub not in BUILTINS:
+        return f"git {call.sub or '?'} is not a read-only git command"
+    check = GIT_READ_ONLY.get(call.sub)
+    if check is None:
+        return f"git {call.sub} can change the repository"
+    return check(call.args)
+
+
+def _git_refuse(*bad: str, allow_operands: bool = True,
+                listing_words: tuple[str, ...] = ()) -> Callable[[tuple[str, ...]], str | None]:
+    def check(args: tuple[str, ...]) -> str | None:
+        for i, word in enumerate(args):
+            if word == "--":
+                break
+            name = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+            if name and any(b.startswith(name) or name.startswith(b) for b in bad
+                            if len(b) > 1):
+                return f"git {word} writes files or runs programs"
+            if word.startswith("-") and not word.startswith("--") and any(
+                    len(b) == 1 and b in word[1:] for b in bad):
+                return f"git {word} writes files or runs programs"
+            if not allow_operands and not word.startswith("-"):
+                if i == 0 and word in listing_words:
+                    continue
+                return "with an operand this git command changes things"
+        return None
+    return check
+
+
+_GIT_OUTPUT = ("output", "ext-diff", "open-files-in-pager", "O", "exec", "upload-pack",
+               "receive-pack", "textconv", "edit")
+
+GIT_READ_ONLY: dict[str, Callable[[tuple[str, ...]], str | None]] = {
+    "status": _git_refuse(*_GIT_OUTPUT),
+    "diff": _git_refuse(*_GIT_OUTPUT),
+    "log": _git_refuse(*_GIT_OUTPUT),
+    "show": _git_refuse(*_GIT_OUTPUT),
+    "shortlog": _git_refuse(*_GIT_OUTPUT),
+    "whatchanged": _git_refuse(*_GIT_OUTPUT),
+    "blame": _git_refuse(*_GIT_OUTPUT),
+    "grep": _git_refuse(*_GIT_OUTPUT),
+    "ls-files": _git_refuse(*_GIT_OUTPUT),
+    "ls-tree": _git_refuse(*_GIT_OUTPUT),
+    "cat-file": _git_refuse(*_GIT_OUTPUT, "filters"),
+    "rev-parse": _git_refuse(*_GIT_OUTPUT),
+    "rev-list": _git_refuse(*_GIT_OUTPUT),
+    "describe": _git_refuse(*_GIT_OUTPUT),
+    "name-rev": _git_refuse(*_GIT_OUTPUT),
+    "merge-base": _git_refuse(*_GIT_OUTPUT),
+    "for-each-ref": _git_refuse(*_GIT_OUTPUT),
+    "show-ref": _git_refuse(*_GIT_OUTPUT),
+    "count-objects": _git_refuse(*_GIT_OUTPUT),
+    "version": _git_refuse(),
+    "help": _git_refuse("web", "w", "man", "m", "info", "i"),
+    "branch": _git_refuse(*_GIT_OUTPUT, "d", "D", "m", "M", "c", "C", "f", "u", "delete",
+                          "move", "copy", "force", "set-upstream-to", "unset-upstream",
+                          "edit-description", "track", "create-reflog",
+                          allow_operands=False),
+    "tag": _git_refuse(*_GIT_OUTPUT, "d", "a", "s", "f", "m", "F", "u", "delete",
+                       "annotate", "sign", "force", "message", "file", "local-user",
+                       allow_operands=False),
+    "remote": _git_refuse(*_GIT_OUTPUT, allow_operands=False, listing_words=()),
+    "stash": lambda args: None if args[:1] in (("list",), ("show",)) else
+    "git stash without list or show changes the working tree",
+    "worktree": _git_refuse(allow_operands=False, listing_words=("list",)),
+}
+
+
+_SORT = _refuse_options("o", "output", "compress-program")
+_TREE = _refuse_options("o", "output")
+_RG = _refuse_options("pre", "pre-glob", "z", "search-zip", "hostname-bin")
+_FILE = _refuse_options("C", "compile")
+
+READ_ONLY: dict[str, Check | None] = {
+    # name: None (always read-only with any options) or a check
+    **{n: None for n in (
+        "ls", "dir", "vdir", "pwd", "stat", "wc", "head", "cat", "tac", "nl", "echo",
+        "printf", "true", "false", "test", "[", "whoami", "id", "uname", "uptime", "du",
+        "df", "basename", "dirname", "realpath", "readlink", "md5sum", "sha1sum",
+        "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "cmp",
+        "diff", "comm", "cut", "tr", "column", "fold", "fmt", "expand", "unexpand", "paste",
+        "join", "od", "hexdump", "strings", "rev", "seq", "sleep", "printenv", "locale",
+        "getconf", "nproc", "arch", "tty", "groups", "ps", "pgrep", "jq", "grep", "egrep",
+        "fgrep", "which", "whereis", "type", "cd", "pushd", "popd", "dirs", "lsof", "free",
+        "lscpu", "lsblk", "env", "wait", "look", "numfmt", "tsort", "base64", "base32",
+        "basenc", "iconv", "xxd", "file", "tail", "zcat", "zgrep", "bzcat", "xzcat", "lz4cat",
+        "zstdcat", "md5", "shasum", "pathchk", "factor", "expr", "hash", "help", "times",
+        "ulimit", "umask", "shopt", "set", "export", "local", "declare", "readonly", "read",
+        "alias", "jobs", ":", "awk", "gawk", "mawk", "nawk")},
+    "find": _find,
+    "sort": _SORT,
+    "tree": _TREE,
+    "rg": _RG,
+    "file": _FILE,
+    "date": _date,
+    "sed": _sed,
+    "git": _git,
+    "hostname": _no_operands_or(0),
+    "uniq": _no_operands_or(1),
+    "xxd": _no_operands_or(1),
+    "iconv": _refuse_options("o", "output"),
+    "hash": _refuse_options("p", "d", "r"),
+    "set": _no_operands_or(0),
+    "export": _no_operands_or(0),
+    "declare": _no_operands_or(0),
+    "readonly": _no_operands_or(0),
+    "local": _no_operands_or(0),
+    "alias": _no_operands_or(0),
+    "umask": _no_operands_or(0),
+    "ulimit": _no_operands_or(0),
+    "shopt": _no_operands_or(0),
+    "base64": _no_operands_or(1),
+}
+#: Programs whose ``--version``/``--help`` alone is read-only.
+VERSION_ONLY = frozenset({"python", "python3", "node", "npm", "npx", "pip", "pip3", "go",
+                          "cargo", "rustc", "java", "javac", "ruby", "perl", "gcc", "g++",
+                          "cc", "clang", "make", "cmake", "uv", "poetry", "pytest", "ruff",
+                          "mypy", "deno", "bun", "yarn", "pnpm", "docker", "kubectl", "rg",
+                          "tsc", "black", "bash", "sh", "zsh"})
+_PIP_READS = frozenset({"list", "show", "freeze", "check", "--version", "-V"})
+
+
+def classify(cmd: SimpleCommand) -> str | None:
+    """None when ``cmd`` provably only reads; else why it might do more."""
+    if cmd.unresolved:
+        return cmd.unresolved
+    if not cmd.argv:
+        if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments):
+            return "it changes how later commands are found or run"
+        return None if not writes_by_redirect(cmd) else "it writes a file"
+    if any(cmd.dynamic) and (cmd.name not in READ_ONLY or READ_ONLY[cmd.name] is not None
+                             or cmd.name in _READS_OPERANDS):
+        # A run-time word could be a writing option (sort $X) or a file to read that the
+        # policy cannot check (cat "$f"); echo $PATH is fine.
+        return "an argument is only known when it runs"
+    if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments) and cmd.name != "git":
+        return "an assignment changes how it runs"
+    if any(w not in NEUTRAL_WRAPPERS for w in cmd.wrappers):
+        return f"{cmd.wrappers[0]} changes who or how it runs"
+    if cmd.wrapper_writes or writes_by_redirect(cmd):
+        return "it writes a file"
+    program = cmd.argv[0]
+    if "/" in program and os.path.dirname(program) not in SYSTEM_DIRS:
+        return f"{program} is not a system program"
+    name = cmd.name
+    if name in VERSION_ONLY and cmd.args in (("--version",), ("-V",), ("--help",),
+                                              ("version",)):
+        return None
+    if name in ("pip", "pip3") and cmd.args[:1] and cmd.args[0] in _PIP_READS:
+        return None
+    if name in ("python", "python3") and cmd.args[:2] in (("-m", "pip"),) and \
+            cmd.args[2:3] and cmd.args[2] in _PIP_READS:
+        return None
+    if name == "command" and cmd.args[:1] and cmd.args[0].startswith("-"):
+        return None  # `command -v x`: a lookup (peel leaves it in place)
+    if name not in READ_ONLY:
+        return f"{name} is not known to be read-only"
+    check = READ_ONLY[name]
+    return check(cmd) if check is not None else None
+
+
+# ---- paths a command touches ------------------------------------------------------------------
+
+_OUTPUT_OPTION = {"sort": ("o", "output"), "tree": ("o",), "curl": ("o", "output"),
+                  "wget": ("O", "output-document", "o", "output-file", "a", "append-output"),
+                  "gcc": ("o",), "cc": ("o",), "clang": ("o",), "g++": ("o",),
+                  "shuf": ("o", "output"), "iconv": ("o", "output"), "tar": ("f", "file"),
+                  "git": ("output",), "pandoc": ("o", "output"), "jq": (),
+                  "diff": ("output",)}
+_READS_OPERANDS = frozenset({"cat", "head", "tail", "tac", "nl", "wc", "less", "more", "od",
+                             "hexdump", "strings", "xxd", "base64", "md5sum", "sha1sum",
+                             "sha256sum", "sha512sum", "cksum", "cut", "sort", "uniq",
+                             "diff", "cmp", "comm", "paste", "join", "fold", "fmt", "rev",
+                             "zcat", "bzcat", "xzcat", "file", "stat", "grep", "egrep",
+                             "fgrep", "rg", "jq", "awk", "sed", "cp", "tee", "iconv"})
+
+
+def _option_values(args: tuple[str, ...], names: tuple[str, ...]) -> list[str]:
+    out = []
+    shorts = [n for n in names if len(n) == 1]
+    longs = [n for n in names if len(n) > 1]
+    for i, word in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if name and any(long.startswith(name) for long in longs):
+                out.append(value if eq else nxt)
+        elif word.startswith("-") and len(word) > 1:
+            for j, letter in enumerate(word[1:], 1):
+                if letter in shorts:
+                    out.append(word[j + 1:] or nxt)
+                    break
+    return [v for v in out if v and v != "-"]
+
+
+def paths(cmd: SimpleCommand) -> tuple[list[str], list[str], list[str]]:
+    """(writes, deletes, reads) of one simple command, as far as they can be told."""
+    writes = writes_by_redirect(cmd) + list(cmd.wrapper_writes)
+    deletes: list[str] = []
+    reads: list[str] = [t for op, t in cmd.redirects if op in ("<", "0<") and t]
+    name = cmd.name
+    args = cmd.args
+    operands = [a for a in args if not a.startswith("-")]
+    if name == "tee":
+        writes += operands
+    elif name in ("cp", "mv", "install", "ln", "rsync") and len(operands) >= 2:
+        writes.append(operands[-1])
+        if name == "mv":
+            deletes += operands[:-1]
+        else:
+            reads += operands[:-1]
+    elif name in ("touch", "mkdir", "truncate", "chmod", "chown", "chgrp", "mkfifo",
+                  "setfacl"):
+        skip = 1 if name in ("chmod", "chown", "chgrp", "setfacl") else 0
+        writes += operands[skip:]
+    elif name in ("rm", "rmdir", "unlink", "shred"):
+        deletes += operands
+    elif name == "dd":
+        writes += [a[3:] for a in args if a.startswith("of=")]
+        reads += [a[3:] for a in args if a.startswith("if=")]
+    elif name == "sed" and any(a.startswith(("-i", "--in-place")) or
+                               (a.startswith("-") and not a.startswith("--") and "i" in a)
+                               for a in args):
+        writes += operands[1:]
+    elif name in _READS_OPERANDS:
+        reads += operands[1:] if name in ("grep", "egrep", "fgrep", "rg", "sed", "awk",
+                                          "jq") else operands
+    if name in _OUTPUT_OPTION:
+        writes += _option_values(args, _OUTPUT_OPTION[name])
+    return writes, deletes, reads
+
+
+def path_inside(path: str, workspace: Path | str) -> bool:
+    """True when ``path`` (relative to the workspace, ``~`` expanded) resolves inside it."""
+    try:
+        root = os.path.realpath(str(workspace))
+        real = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    except (OSError, ValueError):
+        return False
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+_GIT_CONFIG_PROGRAMS = re.compile(
+    r"^\s*(pager|editor|sshcommand|fsmonitor|askpass|gitproxy|hookspath|external|command|"
+    r"textconv|driver|clean|smudge|process|program|helper|packobjectshook|uploadpack|"
+    r"receivepack|path|difffilter|cmd|worktree)\s*=|^\s*\[(alias|include|includeif|filter|"
+    r"pager)\b", re.IGNORECASE | re.MULTILINE)
+
+
+def repo_config_runs_programs(workspace: Path | str) -> str | None:
+    """Why the workspace repository's own config could make a read-only git command run a
+    program (``core.fsmonitor``, ``diff.external``, textconv and filter drivers, pagers,
+    aliases, includes), or None.  Unreadable config counts as unsafe."""
+    git = Path(workspace) / ".git"
+    try:
+        if git.is_file():
+            pointer = git.read_text(errors="replace").strip()
+            if not pointer.startswith("gitdir:"):
+                return "the repository's .git file is not a gitdir pointer"
+            git = (Path(workspace) / pointer[7:].strip()).resolve()
+        configs = [git / "config"]
+        common = git / "commondir"
+        if common.is_file():
+            configs.append((git / common.read_text().strip()).resolve() / "config")
+        for config in configs:
+            if config.exists() and _GIT_CONFIG_PROGRAMS.search(config.read_text(
+                    errors="replace")):
+                return f"{config} sets a program git may run"
+    except OSError as exc:
+        return f"the repository config cannot be read ({exc.strerror})"
+    return None

@@ -1,0 +1,202 @@
+"""Streams cannot hang: the idle deadline on content (keep-alive comments and pings are not
+progress), the overall request deadline, retries of a stall before any output, and what the
+user is told.  Session level, all three wire formats, through the real SDKs against the fake
+server; small deadline values, and the assertions are on how the turn ended (its error and
+what the next request carried), never on elapsed time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clirun import run_agent
+from fakeprovider import Reply
+from faultkit import FORMATS, IDS, error_of, mid_text, next_prompt_works, open_session, shown_text
+from wirecheck import assert_human
+
+from agent.contract import events as ev
+from agent.testing import collect
+
+IDLE = 0.5
+
+
+def notices(events) -> list[str]:
+    return [e.text for e in events if isinstance(e, ev.NoticeEvent)]
+
+
+def host(srv) -> str:
+    return f"127.0.0.1:{srv.port}"
+
+
+@pytest.mark.parametrize("kind", ["comment", "ping"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_keepalives_forever_before_any_output_end_the_turn(tmp_path, fake_provider, fmt,
+                                                                kind):
+    fake_provider.script(Reply.keepalive(kind=kind), Reply.keepalive(kind=kind))
+    session = open_session(tmp_path, fake_provider, fmt, retries=1,
+                           stream_idle_timeout=IDLE)
+    events = await collect(session, "hello")
+    error = error_of(events)
+    assert error.error == (f"{host(fake_provider)} sent no content for {IDLE:g} s "
+                           "(stream_idle_timeout) (after 1 retry)")
+    assert_human(error.error)
+    assert len(fake_provider.requests) == 2  # retried once, within max_retries
+    assert [m.role for m in session.messages] == ["user"]
+    assert await next_prompt_works(session, fake_provider)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_a_stall_after_the_headers_is_retried_and_the_retry_answers(tmp_path,
+                                                                        fake_provider, fmt):
+    # Headers sent, then silence: the SDKs never retry this themselves.
+    fake_provider.script(Reply.stall(30, after=0), Reply.text("second try"))
+    session = open_session(tmp_path, fake_provider, fmt, retries=2,
+                           stream_idle_timeout=IDLE)
+    events = await collect(session, "hello")
+    assert events[-1].reason == "end" and session.messages[-1].text == "second try"
+    [notice] = notices(events)
+    assert notice.startswith(f"{host(fake_provider)} sent no content for {IDLE:g} s")
+    assert "retrying in" in notice and notice.endswith("(retry 1 of 2)")
+    first, second = fake_provider.requests
+    assert second.body == first.body
+    assert second.headers["x-stainless-retry-count"] == "1"
+    assert await next_prompt_works(session, fake_provider)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_keepalives_after_output_end_the_step_and_keep_what_arrived(tmp_path,
+                                                                         fake_provider, fmt):
+    fake_provider.script(Reply.keepalive(after=mid_text(fmt), kind="ping",
+                                         reply=Reply("Half of the answer", pieces=3)))
+    session = open_session(tmp_path, fake_provider, fmt, retries=3,
+                           stream_idle_timeout=IDLE)
+    events = await collect(session, "hello")
+    error = error_of(events)
+    assert error.error == (f"{host(fake_provider)} stopped sending in the middle of the "
+                           f"answer: no content for {IDLE:g} s (stream_idle_timeout)")
+    shown = shown_text(events)
+    assert shown and session.messages[-1].text == shown
+    assert len(fake_provider.requests) == 1  # output had begun: never replayed
+    assert await next_prompt_works(session, fake_provider) == ["user", "assistant", "user"]
+    assert shown in fake_provider.requests[-1].raw.decode()
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_a_stream_that_trickles_forever_ends_at_the_request_deadline(tmp_path,
+                                                                          fake_provider, fmt):
+    # Real content, slowly: the idle deadline never fires, the overall one does.
+    fake_provider.script(Reply("word " * 400, pieces=400, delay=0.02))
+    session = open_session(tmp_path, fake_provider, fmt, retries=2, stream_idle_timeout=5,
+                           request_deadline=0.6)
+    events = await collect(session, "hello")
+    error = error_of(events)
+    assert error.error == (f"{host(fake_provider)} did not finish answering within "
+                           "request_deadline = 0.6 s")
+    shown = shown_text(events)
+    assert shown.startswith("word") and session.messages[-1].text == shown
+    assert len(fake_provider.requests) == 1
+    assert await next_prompt_works(session, fake_provider)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_retries_stop_at_the_request_deadline(tmp_path, fake_provider, fmt):
+    fake_provider.script(Reply.error(503, headers={"retry-after": "1"}))
+    session = open_session(tmp_path, fake_provider, fmt, retries=5, retry_after_cap=10,
+                           request_deadline=0.5)
+    error = error_of(await collect(session, "hello"))
+    assert error.error.endswith("; no time left to retry within request_deadline = 0.5 s")
+    assert len(fake_provider.requests) == 1
+    assert await next_prompt_works(session, fake_provider)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_a_stalled_retry_wait_is_cancelled_at_once(tmp_path, fake_provider, fmt):
+    # esc cancels the turn's task: a long retry wait must not hold it.
+    import asyncio
+
+    fake_provider.script(Reply.error(429, headers={"retry-after": "30"}))
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, retry_after_cap=60)
+    seen: list = []
+
+    async def turn():
+        async for event in session.run("hello"):
+            seen.append(event)
+
+    task = asyncio.ensure_future(turn())
+    for _ in range(500):  # poll (bounded) until the retry is announced
+        if notices(seen):
+            break
+        await asyncio.sleep(0.01)
+    assert "retrying in 30 s" in notices(seen)[0]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    assert len(fake_provider.requests) == 1
+    assert await next_prompt_works(session, fake_provider)
+
+
+# ---- headless: the run ends, with exit code 1 and one clear line; `agent -c` carries on -------
+
+
+def headless(srv, fmt, args, home, ws):
+    provider, api = fmt
+    url = srv.openai_url if provider == "openai" else srv.base_url
+    key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    return run_agent([*args, "--provider", provider, "--base-url", url, "--model", "m"],
+                     home=home, cwd=ws, timeout=90,
+                     **{key: "sk-test", "AGENT_OPENAI_API": api or "chat"})
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f"max_retries = 1\nstream_idle_timeout = {IDLE}\nrequest_deadline = 30\n")
+    return home, ws
+
+
+def error_lines(proc) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith("[error] ")]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt):
+    home, ws = dirs
+    fake_provider.script(Reply.keepalive(), Reply.keepalive())
+    proc = headless(fake_provider, fmt, ["-p", "hello"], home, ws)
+    assert proc.returncode == 1, proc.stderr
+    [line] = error_lines(proc)
+    assert line == (f"[error] {host(fake_provider)} sent no content for {IDLE:g} s "
+                    "(stream_idle_timeout) (after 1 retry)")
+    assert "Traceback" not in proc.stderr
+    fake_provider.script(Reply.text("back again"))
+    again = headless(fake_provider, fmt, ["-c", "-p", "still there?"], home, ws)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "back again\n"
+    assert "hello" in fake_provider.requests[-1].raw.decode()  # the same session went on
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_headless_stall_after_output_exit_1_keeps_it_and_continue_sends_it(dirs, fake_provider,
+                                                                         fmt):
+    home, ws = dirs
+    fake_provider.script(Reply.stall(60, after=mid_text(fmt),
+                                     reply=Reply("The answer is forty", pieces=4)))
+    proc = headless(fake_provider, fmt, ["-p", "what is it?", "--json"], home, ws)
+    assert proc.returncode == 1, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    [error] = [e for e in events if e["type"] == "error"]
+    assert error["error"] == (f"{host(fake_provider)} stopped sending in the middle of the "
+                              f"answer: no content for {IDLE:g} s (stream_idle_timeout)")
+    partial = "".join(e["text"] for e in events if e["type"] == "text")
+    assert partial and "The answer is forty".startswith(partial)
+    assert events[-1]["type"] == "done" and events[-1]["reason"] == "error"
+    assert len(fake_provider.requests) == 1
+    fake_provider.script(Reply.text("forty-two"))
+    again = headless(fake_provider, fmt, ["-c", "-p", "go on"], home, ws)
+    assert again.returncode == 0, again.stderr
+    assert partial in fake_provider.requests[-1].raw.decode()

@@ -1,0 +1,223 @@
+"""The suite's own rules, checked over its source with ``ast`` (nothing is imported or run).
+
+- Every test that drives a real terminal or runs the agent as a subprocess carries the ``e2e``
+  marker, so ``pytest -m "not e2e"`` (the fast lane, docs/testing.md) really leaves them out.
+- No test asserts on wall-clock time (``assert time.monotonic() - start < 3``, a Hypothesis
+  ``deadline=``): on a loaded machine such a bound fails for no fault of the code, and on a
+  fast one it proves nothing. Speed is measured in ``bench/``; tests assert outcomes (the
+  process is gone, the marker file never appeared, the result says it timed out).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parents[1]
+CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
+
+
+def _sources() -> dict[str, ast.Module]:
+    # This module is left out: its checkers name what they look for.
+    return {str(p.relative_to(TESTS)): ast.parse(p.read_text(), str(p))
+            for p in sorted(TESTS.rglob("*.py")) if p.name != Path(__file__).name}
+
+
+def _spawns_directly(node: ast.AST) -> bool:
+    """``[python, "-m", "agent", ...]``, ``shutil.which("agent")`` or tmux in ``node``."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.List | ast.Tuple):
+            values = [e.value if isinstance(e, ast.Constant) else None for e in sub.elts]
+            if any(a == "-m" and b == "agent" for a, b in zip(values, values[1:], strict=False)):
+                return True
+        if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "which" and sub.args
+                and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == "agent"):
+            return True
+        if isinstance(sub, ast.Constant) and sub.value == "tmux":  # ["tmux", "-L", ...]
+            return True
+    return False
+
+
+def _names_used(node: ast.AST) -> set[str]:
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        names |= {a.arg for a in node.args.args}  # fixtures are asked for by parameter name
+    return names
+
+
+def _definitions(tree: ast.Module):
+    """Module-level functions and classes, and the methods of those classes."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node, None
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        yield item, node
+
+
+def spawning_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Per module: the names that, used in a test, mean a real agent process or terminal.
+
+    A definition spawns when its body does, or uses a name that spawns: a helper of the same
+    module, a name imported from a helper module that spawns, or a fixture that does.
+    """
+    modules = {rel.removesuffix(".py").replace("/", "."): rel for rel in trees}
+    spawners: dict[str, set[str]] = {rel: set() for rel in trees}
+    changed = True
+    while changed:
+        changed = False
+        for rel, tree in trees.items():
+            known = spawners[rel]
+            for node in tree.body:  # `from clirun import run_agent`
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    source = modules.get(node.module) or modules.get(f"e2e.{node.module}")
+                    for alias in node.names:
+                        if source and alias.name in spawners[source]:
+                            name = alias.asname or alias.name
+                            if name not in known:
+                                known.add(name)
+                                changed = True
+            for node, _ in _definitions(tree):
+                if node.name in known:
+                    continue
+                if _spawns_directly(node) or _names_used(node) & known:
+                    known.add(node.name)
+                    changed = True
+    return spawners
+
+
+def _is_e2e_mark(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "e2e"
+               and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"
+               for n in ast.walk(node))
+
+
+def _module_marked(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+               and _is_e2e_mark(node.value) for node in tree.body)
+
+
+def unmarked_spawning_tests(trees: dict[str, ast.Module]) -> list[str]:
+    spawners = spawning_names(trees)
+    missing = []
+    for rel, tree in trees.items():
+        if not Path(rel).name.startswith("test_") or _module_marked(tree):
+            continue
+        for node, cls in _definitions(tree):
+            if not node.name.startswith("test") or isinstance(node, ast.ClassDef):
+                continue
+            if any(_is_e2e_mark(d) for d in node.decorator_list + (
+                    cls.decorator_list if cls else [])):
+                continue
+            if (rel.startswith("e2e/") or _spawns_directly(node)
+                    or _names_used(node) & spawners[rel]):
+                missing.append(f"{rel}::{node.name}")
+    return missing
+
+
+def test_every_test_that_runs_the_agent_process_is_marked_e2e():
+    missing = unmarked_spawning_tests(_sources())
+    assert not missing, "add @pytest.mark.e2e (docs/testing.md):\n" + "\n".join(missing)
+
+
+def _is_clock_call(node: ast.AST) -> bool:
+    """``time.monotonic()`` and its kin, or ``loop.time()``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    owner = node.func.value
+    return node.func.attr in CLOCKS and (
+        (isinstance(owner, ast.Name) and owner.id in {"time", "loop"})
+        or (node.func.attr == "time" and isinstance(owner, ast.Call)))  # get_running_loop()
+
+
+def _clock_difference(node: ast.AST, elapsed_names: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and any(
+                _is_clock_call(side) for side in (sub.left, sub.right)):
+            return True
+        if isinstance(sub, ast.Name) and sub.id in elapsed_names:
+            return True
+    return False
+
+
+def _hypothesis_deadline(node: ast.AST) -> bool:
+    """``settings(..., deadline=N)`` with N not None: Hypothesis fails an example slower than N."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+    return name in {"settings", "register_profile"} and any(
+        k.arg == "deadline" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+        for k in node.keywords)
+
+
+def wall_clock_assertions(trees: dict[str, ast.Module]) -> list[str]:
+    """Asserts on a difference of clock readings (elapsed time), and Hypothesis deadlines."""
+    found = []
+    for rel, tree in trees.items():
+        elapsed: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _clock_difference(node.value, set()):
+                elapsed |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Assert) and _clock_difference(node.test, elapsed)
+                    or _hypothesis_deadline(node)):
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_no_test_asserts_on_wall_clock_time():
+    found = wall_clock_assertions(_sources())
+    assert not found, "wall-clock assertions (assert an outcome or move it to bench/):\n" + (
+        "\n".join(found))
+
+
+# The checkers themselves: each must catch what it exists to catch.
+
+def _trees(files: dict[str, str]) -> dict[str, ast.Module]:
+    return {rel: ast.parse(text) for rel, text in files.items()}
+
+
+HELPER = "import subprocess, sys\n\ndef run_agent(args):\n" \
+         "    return subprocess.run([sys.executable, '-m', 'agent', *args])\n"
+
+
+@pytest.mark.parametrize("test_text, expected", [
+    ("from clirun import run_agent\n\ndef test_a():\n    run_agent([])\n", ["test_x.py::test_a"]),
+    ("from clirun import run_agent\n\ndef _go():\n    return run_agent([])\n\n"
+     "def test_a():\n    _go()\n", ["test_x.py::test_a"]),
+    ("import pytest\nfrom clirun import run_agent\n\n@pytest.fixture\ndef ran():\n"
+     "    return run_agent([])\n\ndef test_a(ran):\n    pass\n", ["test_x.py::test_a"]),
+    ("import subprocess, sys\n\nclass TestK:\n    def test_a(self):\n"
+     "        subprocess.run([sys.executable, '-m', 'agent'])\n", ["test_x.py::test_a"]),
+    ("import pytest\nfrom clirun import run_agent\n\n@pytest.mark.e2e\n"
+     "def test_a():\n    run_agent([])\n", []),
+    ("import pytest\nfrom clirun import run_agent\npytestmark = [pytest.mark.e2e]\n\n"
+     "def test_a():\n    run_agent([])\n", []),
+    ("from clirun import agent_env\n\ndef test_a():\n    agent_env(None)\n", []),
+])
+def test_the_marker_checker(test_text, expected):
+    helper = HELPER + "\ndef agent_env(home):\n    return {}\n"
+    assert unmarked_spawning_tests(_trees({"clirun.py": helper,
+                                           "test_x.py": test_text})) == expected
+
+
+@pytest.mark.parametrize("text, caught", [
+    ("import time\ns = time.monotonic()\nassert time.monotonic() - s < 3\n", True),
+    ("import time\ns = time.perf_counter()\nf()\nelapsed = time.perf_counter() - s\n"
+     "assert elapsed < 1.0\n", True),
+    ("import asyncio\ns = asyncio.get_running_loop().time()\n"
+     "assert asyncio.get_running_loop().time() - s < 1\n", True),
+    ("from hypothesis import settings\n@settings(max_examples=9, deadline=500)\n"
+     "def test_a():\n    pass\n", True),
+    ("from hypothesis import settings\n@settings(max_examples=9, deadline=None)\n"
+     "def test_a():\n    pass\n", False),
+    ("import time\nd = time.monotonic() + 5\nassert time.monotonic() < d, 'bound'\n", False),
+    ("import time\nnow = time.time()\nassert row['when'] <= now\n", False),
+])
+def test_the_wall_clock_checker(text, caught):
+    assert bool(wall_clock_assertions(_trees({"t.py": text}))) is caught
