@@ -135,15 +135,18 @@ def _warm(app: App) -> None:
     modules = spec.warm_modules if spec is not None else ()
 
     def warm() -> None:
-        try:
-            app.renderer.render(Block("markdown", WARM_SAMPLE), 80)
-        except Exception:
-            log.debug("could not warm the markdown renderer", exc_info=True)
-        for module in modules:
+        from agent.streaming import quick_gil_handoff
+
+        with quick_gil_handoff():  # keys typed meanwhile still show at once
             try:
-                __import__(module)
+                app.renderer.render(Block("markdown", WARM_SAMPLE), 80)
             except Exception:
-                log.debug("could not pre-import %s", module, exc_info=True)
+                log.debug("could not warm the markdown renderer", exc_info=True)
+            for module in modules:
+                try:
+                    __import__(module)
+                except Exception:
+                    log.debug("could not pre-import %s", module, exc_info=True)
         # Everything imported so far lives as long as the process: keep it out of the
         # collector's full passes, which would otherwise stall a keystroke now and then.
         import gc
