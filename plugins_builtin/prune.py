@@ -70,50 +70,114 @@ with the new messages into one set of notes."""
 # ---- estimates ------------------------------------------------------------------------------
 
 
-_encoded: dict[int, tuple[Message, str]] = {}
-_ENCODED_MAX = 20_000
+class PassMemo:
+    """A memo by identity that forgets what recent passes did not use.
+
+    Every step measures and prunes the same long history, so copies and encodings are
+    memoised by the original message's identity (each entry holds its original, so its id
+    stays unique).  But some keys are never asked for again: the run of stubbed turns merged
+    into one message grows by a turn each step, the summary head is rebuilt, a session
+    ends.  Each request is a pass (:meth:`next_pass`); an entry not used in the last
+    ``keep`` passes is dropped, so the memo holds about what one request touches instead of
+    every version of it (entries are kept in order of last use, so a sweep stops at the
+    first fresh one).  ``keep`` spans a few passes so subagents' requests, which interleave
+    with their parent's, do not evict each other's entries.
+    """
+
+    def __init__(self, name: str, keep: int = 4) -> None:
+        self.name = name
+        #: passes an unused entry survives
+        self.keep = keep
+        self._items: dict[Any, tuple[int, Any, Any]] = {}
+
+    def get(self, key: Any, original: Any) -> tuple[bool, Any]:
+        """(True, value) when ``key`` was stored for this very ``original``."""
+        hit = self._items.pop(key, None)
+        if hit is None or hit[1] is not original:
+            return False, None
+        self._items[key] = (_passes[0], original, hit[2])  # now the most recently used
+        return True, hit[2]
+
+    def put(self, key: Any, original: Any, value: Any) -> None:
+        self._items.pop(key, None)
+        self._items[key] = (_passes[0], original, value)
+
+    def sweep(self) -> None:
+        oldest = _passes[0] - self.keep
+        stale = []
+        for key, (used, _, _) in self._items.items():
+            if used > oldest:
+                break
+            stale.append(key)
+        for key in stale:
+            del self._items[key]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+#: The number of the current pass (one per request prepared, any session).
+_passes = [0]
+
+
+def next_pass() -> None:
+    """Start a pass: entries every memo has not used for a while are dropped."""
+    _passes[0] += 1
+    for memo in (_tokens, _spans, _stubs, _merges):
+        memo.sweep()
 
 
 def encode(message: Message) -> str:
-    """The JSON a message is estimated and hashed by (its pinned flag left out).
-
-    Memoised by identity: history messages are never edited in place, and the same long
-    history is measured on every step.  The memo holds the message, so its id stays unique.
-    """
-    hit = _encoded.get(id(message))
-    if hit is not None and hit[0] is message:
-        return hit[1]
+    """The JSON a message is estimated and hashed by (its pinned flag left out)."""
     data = message.to_dict()
     data.pop("pinned", None)
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    if len(_encoded) >= _ENCODED_MAX:
-        for stale in list(_encoded)[: _ENCODED_MAX // 4]:
-            del _encoded[stale]
-    _encoded[id(message)] = (message, text)
-    return text
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+# Only the estimate is kept per message, not its JSON: a copy of the whole history's JSON
+# was most of what a long turn's memory grew by.
+_tokens = PassMemo("tokens")
 
 
 def tokens(message: Message) -> int:
     """Estimated tokens: JSON characters / 4 (cheap, and conservative for code); an image
-    counts as what the providers bill for one, not as its base64 text."""
+    counts as what the providers bill for one, not as its base64 text.  Memoised by identity
+    (history messages are never edited in place; see :class:`PassMemo`)."""
+    found, n = _tokens.get(id(message), message)
+    if found:
+        return n
     n = len(encode(message)) // 4 + 1
     for part in message.parts:
         for image in part.images if isinstance(part, ToolResultPart) else \
                 [part] if isinstance(part, ImagePart) else ():
             n += IMAGE_TOKENS - len(image.data) // 4
-    return max(n, 1)
+    n = max(n, 1)
+    _tokens.put(id(message), message, n)
+    return n
 
 
 def estimate(messages: Iterable[Message | None]) -> int:
     return sum(tokens(m) for m in messages if m is not None)
 
 
+_spans = PassMemo("spans")
+
+
 def span_key(messages: list[Message]) -> str:
+    """The hash a summary is saved under: of the span's JSON, message by message.  Memoised
+    by the span's identities: every step checks the same span (has the history been
+    rewritten?) and must not re-encode it."""
+    key = (len(messages), id(messages[0]) if messages else 0)
+    found, hit = _spans.get(key, messages[0] if messages else None)
+    if found and all(a is b for a, b in zip(hit[0], messages, strict=True)):
+        return hit[1]
     digest = hashlib.sha256()
     for m in messages:
         digest.update(encode(m).encode())
         digest.update(b"\n")
-    return digest.hexdigest()
+    value = digest.hexdigest()
+    _spans.put(key, messages[0] if messages else None, (tuple(messages), value))
+    return value
 
 
 # ---- pruning steps (pure; every step returns new messages, never edits its input) -----------
@@ -144,21 +208,23 @@ def strip_reasoning(messages: list[Message]) -> Aligned:
         if i == keep:
             out.append(msg)
             continue
-        changed = False
-        parts: list[Part] = []
-        for part in msg.parts:
-            if isinstance(part, ReasoningPart):
-                changed = True
-            elif isinstance(part, ToolCallPart) and part.item_id:
-                parts.append(replace(part, item_id=None))
-                changed = True
-            else:
-                parts.append(part)
-        if not parts:
-            out.append(None)
+        if any(isinstance(p, ReasoningPart) or (isinstance(p, ToolCallPart) and p.item_id)
+               for p in msg.parts):
+            # memoised: a new copy every step would be encoded anew every step
+            out.append(_memo(("strip", id(msg)), msg, _stripped, msg))
         else:
-            out.append(replace(msg, parts=parts) if changed else msg)
+            out.append(msg if msg.parts else None)
     return out
+
+
+def _stripped(msg: Message) -> Message | None:
+    parts: list[Part] = []
+    for part in msg.parts:
+        if isinstance(part, ToolCallPart) and part.item_id:
+            parts.append(replace(part, item_id=None))
+        elif not isinstance(part, ReasoningPart):
+            parts.append(part)
+    return replace(msg, parts=parts) if parts else None
 
 
 def _brief(value: Any, limit: int) -> str:
@@ -226,18 +292,14 @@ def _without_results(reply: Message, ids: frozenset[str]) -> Message | None:
 # Stubbed copies memoised by the original's identity: every step (and every rung of the
 # ladder) stubs the same old messages, and reusing the same copies lets ``encode`` hit its
 # memo instead of re-serialising thousands of messages per step.
-_stubs: dict[tuple[Any, ...], tuple[Message, Message | None]] = {}
+_stubs = PassMemo("stubs")
 
 
 def _memo(key: tuple[Any, ...], original: Message, make: Any, *args: Any) -> Message | None:
-    hit = _stubs.get(key)
-    if hit is not None and hit[0] is original:
-        return hit[1]
-    value = make(*args)
-    if len(_stubs) >= _ENCODED_MAX:
-        for stale in list(_stubs)[: _ENCODED_MAX // 4]:
-            del _stubs[stale]
-    _stubs[key] = (original, value)
+    found, value = _stubs.get(key, original)
+    if not found:
+        value = make(*args)
+        _stubs.put(key, original, value)
     return value
 
 
@@ -288,25 +350,24 @@ def normalize(messages: Iterable[Message | None]) -> list[Message]:
     return out
 
 
-_merges: dict[tuple[int, ...], tuple[tuple[Message, ...], Message]] = {}
+# A run of stubbed turns grows by one each step, so last step's merges are rarely asked for
+# again; and each rung of the ladder merges its own run: keep only the last pass's.
+_merges = PassMemo("merges", keep=1)
 
 
 def _merged(run: list[Message]) -> Message:
     """One message for a run of same-role neighbours, memoised by the run's identities (the
-    same old turns merge the same way on every step; see :func:`_memo`)."""
+    same old turns merge the same way on every step; see :class:`PassMemo`)."""
     if len(run) == 1:
         return run[0]
     key = tuple(id(m) for m in run)
-    hit = _merges.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], run, strict=True)):
+    found, hit = _merges.get(key, run[0])
+    if found and all(a is b for a, b in zip(hit[0], run, strict=True)):
         return hit[1]
     parts = [p for m in run for p in m.parts]
     parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
     merged = Message(run[0].role, _join_texts(parts), any(m.pinned for m in run))
-    if len(_merges) >= _ENCODED_MAX:
-        for stale in list(_merges)[: _ENCODED_MAX // 4]:
-            del _merges[stale]
-    _merges[key] = (tuple(run), merged)
+    _merges.put(key, run[0], (tuple(run), merged))
     return merged
 
 
@@ -665,6 +726,7 @@ def agent_prepare_request(request, session):
     """Under the threshold: nothing (None).  Over it: an awaitable pruned request."""
     if request.metadata.get("purpose") == "summary":
         return None  # this plugin's own summary request: leave it (and the estimate) alone
+    next_pass()
     threshold = threshold_of(session)
     fixed = (len(request.system) + len(json.dumps(request.tools, default=str))) // 4
     st = state(session)

@@ -10,6 +10,7 @@ denied, and the model is told).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -153,7 +154,7 @@ class Gate:
             permissions.parse_rules(config.project_permission))
         #: ``--allow``/``--deny``/``--permission-mode`` of this run (agent.loop.permission_flags)
         self.flags = flag_rules(config)
-        self._seen: Counter[str] = Counter()
+        self._seen: Counter[bytes] = Counter()
 
     def new_turn(self) -> None:
         """Reset the repeat guard (it counts identical calls within one turn)."""
@@ -222,7 +223,9 @@ class Gate:
             needs_ask = False
         repeating = False
         if call.origin == "model":
-            key = call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
+            # A digest, not the arguments: a long turn of large writes would keep them all.
+            key = hashlib.blake2b((call.name + "\0" + json.dumps(
+                call.arguments, sort_keys=True, default=str)).encode(), digest_size=16).digest()
             self._seen[key] += 1
             if self._seen[key] >= 3 and not needs_ask:
                 repeating = True

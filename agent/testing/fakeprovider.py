@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -599,7 +600,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, error_body("chat", 404, msg, None))
             return
         self.server.fake._wait_for_hold()
-        reply = self.server.fake._next()
+        reply = self.server.fake._next(req)
         if reply is None:
             msg = f"fake provider: the script ran out (no reply scripted for POST {req.path})"
             # x-should-retry: false stops the SDK retrying, so the test fails at once.
@@ -746,12 +747,16 @@ class FakeProvider:
     :meth:`stop`.  Attributes: ``base_url`` (``http://127.0.0.1:PORT``), ``openai_url``
     (``base_url + "/v1"``), ``requests`` (every :class:`Request`, in arrival order),
     ``models`` (ids for ``GET /v1/models``), ``models_reply`` (an error :class:`Reply` to
-    answer ``GET /v1/models`` with instead)."""
+    answer ``GET /v1/models`` with instead), ``responder`` (called with each model
+    :class:`Request` before the script is consulted; a :class:`Reply` it returns answers
+    instead, None falls through to the script: for replies that depend on the request, or
+    for watching the client at the moment each request arrives)."""
 
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self.models: list[str] = ["fake-model", "fake-model-mini"]
         self.models_reply: Reply | None = None
+        self.responder: Callable[[Request], Reply | None] | None = None
         self._script: deque[Reply] = deque()
         self._hold_until = 0
         self._cond = threading.Condition()
@@ -838,7 +843,11 @@ class FakeProvider:
     def _posts(self) -> int:
         return sum(1 for r in self.requests if r.method == "POST")
 
-    def _next(self) -> Reply | None:
+    def _next(self, req: Request | None = None) -> Reply | None:
+        if self.responder is not None and req is not None:
+            reply = self.responder(req)
+            if reply is not None:
+                return reply
         with self._cond:
             return self._script.popleft() if self._script else None
 

@@ -407,3 +407,57 @@ def test_summaries_survive_resume_so_they_are_not_paid_for_twice(tmp_path, fake_
             assert not any("question 0:" in str(r.body["messages"]) for r in made), (
                 "the last run summarised the first question again")
     assert summary_requests(fake_provider.requests)
+
+
+class ReadingModel(ScriptedModel):
+    """Reads another file at every step, so the turn never ends by itself."""
+
+    async def stream(self, request):
+        if self.is_summary(request):
+            async for item in super().stream(request):
+                yield item
+            return
+        self.requests.append(request)
+        n = len(self.requests)
+        yield StepFinished(Message("assistant", [
+            TextPart(f"reading {n}"), ToolCallPart(f"c{n}", "big", {"path": f"f{n}.txt"})]),
+            Usage(), "tool_use")
+
+
+async def test_a_long_turn_keeps_the_memos_bounded(tmp_path):
+    """Memos by identity (estimates, stubs, merged runs, span keys) hold what recent requests
+    used, not every version ever made: over a 120-step turn compacted at every step, the
+    merged runs memo stays at a handful of entries and the estimates memo at about the
+    history's length (the old unbounded memos grew by every step's merges and heads)."""
+    model = ReadingModel()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["prune"],
+                              extra=[("tools", Tools())],
+                              file_data={"compact_threshold": 3000})
+    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=model,
+                      model="m")
+    session = Session(runtime, max_steps=120)
+    sizes = []
+
+    class Watch:
+        @hookimpl
+        def agent_request_done(self, session, model, usage):
+            sizes.append((len(session.messages), len(prune._tokens), len(prune._merges),
+                          len(prune._stubs), len(prune._spans)))
+
+    hooks.pm.register(Watch(), "watch")
+    events = await collect(session, prompt(1))
+    assert events[-1].type == "done" and events[-1].reason == "max_steps"
+    assert sum(isinstance(e, ev.ToolResultEvent) for e in events) == 120
+    sent = [r for r in model.requests if not model.is_summary(r)]
+    assert len(sent) == 120
+    assert all(r.messages[0].text.startswith(prune.SUMMARY_PREFIX) for r in sent[40:])
+    late = sizes[40:]
+    assert len(late) >= 80
+    for history, estimates, merges, stubs, spans in late:
+        assert merges <= 12, merges
+        assert spans <= 8, spans
+        # every history message, plus the copies and notes a few recent requests made
+        assert estimates <= 2 * history + 40, (estimates, history)
+        assert stubs <= history + 40, (stubs, history)

@@ -1,0 +1,143 @@
+"""Memory over a long turn: `agent -p` running a 300-step tool loop against the local fake
+provider with compaction on, its resident set read (from /proc) at the moment each model
+request arrives.  Prints the RSS growth per step after compaction (the least-squares slope
+over steps 100..300, so one allocation burst does not decide it) against the floor any agent
+keeping the whole history pays: the history's own growth per step (the JSON bytes of the
+messages the step added, as the store saved them).  Linux only (/proc).  Run
+`python bench/long_turn.py [--steps 300] [--from 100]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from _common import ROOT, compile_bytecode, isolated_env
+from fakeprovider import FakeProvider, Reply, Request
+
+sys.path.insert(0, str(ROOT))
+
+SUMMARY_SYSTEM_START = "You write the working notes"
+#: est. tokens: low enough that the turn compacts early and stays compacted
+THRESHOLD = 8_000
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of y over x."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    num = sum((x - mx) * (y - my) for x, y in points)
+    den = sum((x - mx) ** 2 for x, _ in points)
+    return num / den
+
+
+def workspace(root: Path, steps: int) -> Path:
+    """One ~1 KB source file per step, so no call repeats (the repeat guard would deny it)."""
+    rng = random.Random(0)
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    for n in range(steps + 1):
+        (ws / "src" / f"module_{n}.py").write_text("\n".join(
+            f"def f_{n}_{j}(x):  # {rng.random():.12f}" for j in range(24)) + "\n")
+    return ws
+
+
+def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, object]:
+    """Run one turn of ``steps`` tool steps; returns the RSS samples, the compaction's first
+    step, and the saved history's bytes per step."""
+    with tempfile.TemporaryDirectory(prefix="agent-turn-") as tmp, \
+            FakeProvider.start() as srv:
+        ws = workspace(Path(tmp), steps)
+        env = isolated_env(OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
+        home = Path(env["AGENT_HOME"])
+        (home / "config.toml").write_text(f"compact_threshold = {THRESHOLD}\n")
+        samples: dict[int, int] = {}
+        compacted_at: list[int] = []
+        proc: list[subprocess.Popen[bytes]] = []
+        lock = threading.Lock()
+        step = [0]
+
+        def respond(req: Request) -> Reply:
+            body = req.body if isinstance(req.body, dict) else {}
+            first = (body.get("messages") or [{}])[0]
+            if str(first.get("content", "")).startswith(SUMMARY_SYSTEM_START):
+                return Reply.text("Notes: read src/module_*.py one by one; nothing changed.")
+            with lock:
+                step[0] += 1
+                n = step[0]
+            # The agent is blocked on this request: its RSS is that of a quiet moment.
+            samples[n] = rss_kib(proc[0].pid)
+            if not compacted_at and any(
+                    str(m.get("content", "")).startswith("Summary of the earlier part")
+                    for m in body.get("messages") or [] if m.get("role") == "user"):
+                compacted_at.append(n)
+            if n > steps:
+                return Reply.text("All modules read.")
+            return Reply(text=f"Reading module {n}.",
+                         tool_calls=[("read_file", {"path": f"src/module_{n}.py"}, f"call_{n}")])
+
+        srv.responder = respond
+        cmd = [sys.executable, "-m", "agent", "--provider", "openai", "--base-url",
+               srv.openai_url, "--model", "gpt-5", "--max-steps", str(steps + 1),
+               "-p", "Read every module under src/, one per step."]
+        for name in plugins_off:
+            cmd += ["--disable", name]
+        proc.append(subprocess.Popen(cmd, env=env, cwd=ws, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE))
+        _, err = proc[0].communicate(timeout=900)
+        if proc[0].returncode != 0:
+            raise RuntimeError(f"agent exited {proc[0].returncode}: {err.decode()[-2000:]}")
+        per_step = history_bytes_per_step(home / "state", steps)
+    return {"samples": samples, "compacted_at": compacted_at[0] if compacted_at else None,
+            "history_per_step": per_step}
+
+
+def history_bytes_per_step(state_dir: Path, steps: int) -> float:
+    """The saved history's JSON bytes per tool step (an assistant message and its result)."""
+    from agent.store import Store
+
+    with Store.open(state_dir) as store:
+        (record,) = store.sessions(limit=1)
+        sizes = [len(json.dumps(m)) for m in store.load_messages(record.id)]
+    # message 0 is the prompt; then two per step (the call, its result); the last is the answer
+    return sum(sizes[1:1 + 2 * steps]) / steps
+
+
+def main(steps: int = 300, start: int = 100) -> list[str]:
+    compile_bytecode()
+    out = run_turn(steps)
+    samples: dict[int, int] = out["samples"]  # type: ignore[assignment]
+    window = [(n, float(kib)) for n, kib in sorted(samples.items()) if start <= n <= steps]
+    growth = slope(window)  # KiB per step
+    floor = float(out["history_per_step"]) / 1024  # type: ignore[arg-type]
+    first, last = samples[start], samples[steps]
+    return [
+        "| measurement | ours | baseline | ratio |", "|---|---|---|---|",
+        f"| {steps}-step turn, compaction from step {out['compacted_at']} "
+        f"(compact_threshold {THRESHOLD:,}): RSS growth per step, steps {start}-{steps} "
+        f"(slope) | {growth:.1f} KiB ({first / 1024:.0f} -> {last / 1024:.0f} MiB) | the "
+        f"history's own growth: {floor:.1f} KiB per step | {growth / floor:.1f}x |",
+    ]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--from", dest="start", type=int, default=100)
+    args = parser.parse_args()
+    print("\n".join(main(args.steps, args.start)))
