@@ -109,7 +109,7 @@ def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, obje
 
 def history_bytes_per_step(state_dir: Path, steps: int) -> float:
     """The saved history's JSON bytes per tool step (an assistant message and its result)."""
-    from agent.store import Store
+    from agent.state.store import Store
 
     with Store.open(state_dir) as store:
         (record,) = store.sessions(limit=1)
