@@ -135,7 +135,7 @@ def _warm(app: App) -> None:
     modules = spec.warm_modules if spec is not None else ()
 
     def warm() -> None:
-        from agent.streaming import quick_gil_handoff
+        from agent.loop.streaming import quick_gil_handoff
 
         with quick_gil_handoff():  # keys typed meanwhile still show at once
             try:
