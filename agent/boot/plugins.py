@@ -48,18 +48,27 @@ class PluginStatus:
     description: str = ""
 
 
+def scan() -> tuple[list[importlib.metadata.EntryPoint], frozenset[str]]:
+    """The plugins' entry points (sorted by name, the first of duplicate names wins) and the
+    names declared opt-in (:data:`OPT_IN_GROUP`), from one pass over the installed
+    distributions' metadata (each pass costs ~8 ms on the path to the first frame)."""
+    found = importlib.metadata.entry_points()
+    seen: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in found.select(group=ENTRY_POINT_GROUP):
+        seen.setdefault(ep.name, ep)
+    opt_in = frozenset(ep.name for ep in found.select(group=OPT_IN_GROUP))
+    return [seen[name] for name in sorted(seen)], opt_in
+
+
 def entry_points() -> list[importlib.metadata.EntryPoint]:
     """Every entry point in the group, sorted by name (first of duplicate names wins)."""
-    seen: dict[str, importlib.metadata.EntryPoint] = {}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        seen.setdefault(ep.name, ep)
-    return [seen[name] for name in sorted(seen)]
+    return scan()[0]
 
 
 def opt_in_names() -> frozenset[str]:
     """Plugins that declared themselves opt-in (:data:`OPT_IN_GROUP`): installed, but off
     until ``plugins.enabled`` or ``--enable`` names them."""
-    return frozenset(ep.name for ep in importlib.metadata.entry_points(group=OPT_IN_GROUP))
+    return scan()[1]
 
 
 def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str, str]:
@@ -147,8 +156,7 @@ def load(
     enabled_set = set(enabled)
     host = PluginHost(new_manager())
     described = _Descriptions(cache, host)
-    points = entry_points()
-    opt_in = opt_in_names()
+    points, opt_in = scan()
     known = {ep.name for ep in points}
     host.unknown = sorted((disabled_set | enabled_set) - known)
     for ep in points:
