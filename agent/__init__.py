@@ -3,94 +3,125 @@
 Plugins import what they need from here::
 
     from agent import hookimpl, Tool, Effects, ToolError, Verdict, Fragment
+
+Every name is imported on first use (:pep:`562`), so ``import agent`` costs nothing: it is
+on the way to ``agent --version`` and ``--help``, which must stay within a small multiple of
+a bare ``python -c pass``.  Type checkers see ordinary imports.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
-
-import pluggy
-
-if TYPE_CHECKING:
-    from agent.loop.session import Session, SessionClosed, SessionLookupError
-    from agent.ui.context import CommandContext
-
-# Never let a log record reach the terminal by default: the screen belongs to the UI, stderr
-# to headless diagnostics.  The CLI adds a file handler in the state dir.
-logging.getLogger("agent").addHandler(logging.NullHandler())
 
 __version__ = "0.1.0"
 
-#: Decorator marking a plugin's hook implementations.
-hookimpl = pluggy.HookimplMarker("agent")
+if TYPE_CHECKING:
+    from agent.boot.config import Config, ConfigError
+    from agent.contain.sandbox import (
+        OFF,
+        READ_ONLY,
+        WORKSPACE_WRITE,
+        Sandbox,
+        SandboxProcess,
+        sandbox_for,
+    )
+    from agent.contract.blocks import Block
+    from agent.contract.commands import SlashCommand
+    from agent.contract.markers import hookimpl
+    from agent.contract.mentions import Attachment, MentionEntry, MentionError, MentionSource
+    from agent.contract.messages import ImagePart
+    from agent.contract.options import Option
+    from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo
+    from agent.contract.prompt import Fragment
+    from agent.contract.providers import (
+        Preset,
+        ProviderChoice,
+        ProviderError,
+        ProviderSettings,
+        ProviderSpec,
+    )
+    from agent.contract.tools import (
+        NO_EFFECTS,
+        UNKNOWN_EFFECTS,
+        Change,
+        Description,
+        Effects,
+        Tool,
+        ToolCall,
+        ToolContext,
+        ToolError,
+        ToolResult,
+        tool,
+    )
+    from agent.contract.verdict import Verdict
+    from agent.lib.atomic import AtomicWriteError, Staged, atomic_move, atomic_write
+    from agent.lib.money import format_usd
+    from agent.loop.session import Session, SessionClosed, SessionLookupError
+    from agent.ui.context import CommandContext
 
-from agent.boot.config import Config, ConfigError  # noqa: E402
-from agent.contain.sandbox import (  # noqa: E402
-    OFF,
-    READ_ONLY,
-    WORKSPACE_WRITE,
-    Sandbox,
-    SandboxProcess,
-    sandbox_for,
-)
-from agent.contract.blocks import Block  # noqa: E402
-from agent.contract.commands import SlashCommand  # noqa: E402
-from agent.contract.mentions import Attachment, MentionEntry, MentionError, MentionSource  # noqa: E402
-from agent.contract.messages import ImagePart  # noqa: E402
-from agent.contract.options import Option  # noqa: E402
-from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo  # noqa: E402
-from agent.contract.prompt import Fragment  # noqa: E402
-from agent.contract.providers import (  # noqa: E402
-    Preset,
-    ProviderChoice,
-    ProviderError,
-    ProviderSettings,
-    ProviderSpec,
-)
-from agent.contract.tools import (  # noqa: E402
-    NO_EFFECTS,
-    UNKNOWN_EFFECTS,
-    Change,
-    Description,
-    Effects,
-    Tool,
-    ToolCall,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    tool,
-)
-from agent.contract.verdict import Verdict  # noqa: E402
-from agent.lib.atomic import AtomicWriteError, Staged, atomic_move, atomic_write  # noqa: E402
-from agent.lib.money import format_usd  # noqa: E402
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "hookimpl": "agent.contract.markers",
+    "Config": "agent.boot.config", "ConfigError": "agent.boot.config",
+    **dict.fromkeys(("OFF", "READ_ONLY", "WORKSPACE_WRITE", "Sandbox", "SandboxProcess",
+                     "sandbox_for"), "agent.contain.sandbox"),
+    "Block": "agent.contract.blocks",
+    "SlashCommand": "agent.contract.commands",
+    **dict.fromkeys(("Attachment", "MentionEntry", "MentionError", "MentionSource"),
+                    "agent.contract.mentions"),
+    "ImagePart": "agent.contract.messages",
+    "Option": "agent.contract.options",
+    **dict.fromkeys(("HeaderLine", "LiveState", "Panel", "StatusInfo"), "agent.contract.panels"),
+    "Fragment": "agent.contract.prompt",
+    **dict.fromkeys(("Preset", "ProviderChoice", "ProviderError", "ProviderSettings",
+                     "ProviderSpec"), "agent.contract.providers"),
+    **dict.fromkeys(("NO_EFFECTS", "UNKNOWN_EFFECTS", "Change", "Description", "Effects", "Tool",
+                     "ToolCall", "ToolContext", "ToolError", "ToolResult", "tool"),
+                    "agent.contract.tools"),
+    "Verdict": "agent.contract.verdict",
+    **dict.fromkeys(("AtomicWriteError", "Staged", "atomic_move", "atomic_write"),
+                    "agent.lib.atomic"),
+    "format_usd": "agent.lib.money",
+    # urwid comes with CommandContext, a session's whole loop with Session
+    **dict.fromkeys(("Session", "SessionLookupError", "SessionClosed"), "agent.loop.session"),
+    "CommandContext": "agent.ui.context",
+}
 
 __all__ = [
-    "__version__", "hookimpl", "AtomicWriteError", "Staged", "atomic_move", "atomic_write",
-    "Block", "SlashCommand", "ConfigError", "format_usd", "Option", "Fragment",
-    "HeaderLine", "LiveState", "Panel", "StatusInfo",
-    "ProviderError", "ProviderSettings", "ProviderSpec", "Preset", "ProviderChoice",
-    "NO_EFFECTS", "UNKNOWN_EFFECTS",
-    "Change", "Description", "Effects", "Tool", "ToolCall", "ToolContext", "ToolError",
-    "ToolResult", "tool", "Verdict",
-    "Sandbox", "SandboxProcess", "sandbox_for", "WORKSPACE_WRITE", "READ_ONLY", "OFF",
-    "Session", "SessionLookupError", "SessionClosed", "Config", "CommandContext",
-    "ImagePart", "Attachment", "MentionEntry", "MentionError", "MentionSource",
+    "__version__", "hookimpl", "Config", "ConfigError",
+    "OFF", "READ_ONLY", "WORKSPACE_WRITE", "Sandbox", "SandboxProcess", "sandbox_for",
+    "Block", "SlashCommand", "Attachment", "MentionEntry", "MentionError", "MentionSource",
+    "ImagePart", "Option", "HeaderLine", "LiveState", "Panel", "StatusInfo", "Fragment",
+    "Preset", "ProviderChoice", "ProviderError", "ProviderSettings", "ProviderSpec",
+    "NO_EFFECTS", "UNKNOWN_EFFECTS", "Change", "Description", "Effects", "Tool", "ToolCall",
+    "ToolContext", "ToolError", "ToolResult", "tool", "Verdict",
+    "AtomicWriteError", "Staged", "atomic_move", "atomic_write", "format_usd",
+    "Session", "SessionLookupError", "SessionClosed", "CommandContext",
 ]
 
-#: Types a plugin annotates with, imported on first use: ``import agent`` must stay cheap
-#: (a plugin loads it before any session exists, and ``CommandContext`` pulls in urwid).
-_LAZY = {"Session": "agent.loop.session", "SessionLookupError": "agent.loop.session",
-         "SessionClosed": "agent.loop.session", "CommandContext": "agent.ui.context"}
+
+def quiet_logging() -> None:
+    """Never let a log record reach the terminal by default: the screen belongs to the UI,
+    stderr to headless diagnostics (the CLI adds a file handler in the state dir).  Done on
+    the first use of the API and by the CLI, not at import, which must stay free."""
+    import logging
+
+    logger = logging.getLogger("agent")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, so a misspelled import is an error there
     def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
+        module = _EXPORTS.get(name)
         if module is None:
             raise AttributeError(f"module 'agent' has no attribute {name!r}")
         import importlib
 
+        quiet_logging()
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value  # later lookups skip this function
         return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_EXPORTS))

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent import __version__
+from agent import __version__, quiet_logging
 
 USAGE = "agent [options] [PROMPT]\n       agent -p PROMPT [--json]\n       agent COMMAND ..."
 
@@ -155,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--version") and len(argv) == 1:
         print(version_line())
         return 0
+    quiet_logging()
     try:
         return _dispatch(argv)
     finally:

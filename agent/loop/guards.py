@@ -23,7 +23,6 @@ process; no thread can prevent that, only a separate process could.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures as cf
 import inspect
 import logging
@@ -121,6 +120,8 @@ class GuardRunner:
     async def run(self, impls: Iterable[GuardImpl], kwargs: dict[str, Any],
                   timeout: float) -> list[Verdict]:
         """Every guard's verdict, awaited without blocking the event loop."""
+        import asyncio  # here: this module is on the way to --help, which needs no loop
+
         started = self._start_all(impls, kwargs)
         pending = {name: asyncio.wrap_future(fut) for name, fut in started if fut is not None}
         if pending:

@@ -57,3 +57,16 @@ def test_a_plugin_annotated_with_the_exported_types_is_really_checked():
             expected.add((str(fixtures / "bad.py"), str(number), code))
     assert len(expected) == 3
     assert found == expected, proc.stdout + proc.stderr
+
+
+def test_every_public_name_loads_and_import_agent_imports_nothing_else():
+    """``import agent`` is on the way to ``--version``: it must not import its API up front,
+    and every name in ``__all__`` must still resolve (each loads its module on first use)."""
+    import agent
+
+    probe = ("import sys, agent; before = sorted(m for m in sys.modules if m.startswith('agent'))"
+             "; [getattr(agent, n) for n in agent.__all__]; print(before)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['agent']"
+    assert set(agent.__all__) == set(agent._EXPORTS) | {"__version__"}

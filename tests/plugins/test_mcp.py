@@ -21,22 +21,22 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from clirun import run_agent, run_agent_here
+from clirun import run_agent
 from fakeprovider import Reply
 from waiting import until
 
 from agent.testing import collect, make_boot, make_session, run_tool
-from plugins_builtin.mcp import state
-from plugins_builtin.mcp.commands import (
+from plugins_builtin.mcp_client import state
+from plugins_builtin.mcp_client.commands import (
     add_server,
     cli_mcp,
     parse_add_args,
     remove_server,
     run_mcp,
 )
-from plugins_builtin.mcp.results import result_text
-from plugins_builtin.mcp.servers import parse_servers
-from plugins_builtin.mcp.tools import tool_name
+from plugins_builtin.mcp_client.results import result_text
+from plugins_builtin.mcp_client.servers import parse_servers
+from plugins_builtin.mcp_client.tools import tool_name
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -673,6 +673,7 @@ def test_headless_run_calls_the_time_server(real_servers, fake_provider):
     assert pids_with(real_servers.marker) == before  # the run's own server exited with it
 
 
+@pytest.mark.e2e
 def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provider):
     """Nothing cached (a fresh AGENT_HOME) and a server slow to start: the first request of
     `agent -p` still offers its tools, and a first step that calls one succeeds."""
@@ -685,9 +686,9 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
         f'[mcp_servers.stub]\ncommand = "{sys.executable}"\nargs = {args}\n')
     fake_provider.script(Reply.tool_call("mcp__stub__echo", {"text": "first try"}, id="c1"),
                          Reply.text("done"))
-    proc = run_agent_here(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
-                           "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                          cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
+                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                     cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     offered = {t["function"]["name"] for t in fake_provider.bodies[0]["tools"]}
     assert "mcp__stub__echo" in offered
@@ -697,6 +698,7 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
     assert "first try" in fake_provider.bodies[1]["messages"][-1]["content"]
 
 
+@pytest.mark.e2e
 def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -710,9 +712,9 @@ def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provide
         f'[mcp_servers.slow]\ncommand = "{sys.executable}"\nargs = {args}\n'
         f'env = {{ {marker} = "1" }}\n')
     fake_provider.script(Reply.text("hello"))
-    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
-                           fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
-                          OPENAI_API_KEY="x")
+    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
+                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                     OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "hello\n"
     assert "mcp slow failed: not ready after 0.5 s" in proc.stderr
@@ -725,6 +727,7 @@ def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provide
     assert not any(alive(p) for p in pids(pidfile)) and pids_with(marker) == []
 
 
+@pytest.mark.e2e
 def test_shell_commands(stubbed, tmp_path, capsys):
     assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
     out = capsys.readouterr().out.splitlines()
@@ -747,8 +750,8 @@ def test_shell_commands(stubbed, tmp_path, capsys):
         hooks.unconfigure(config)
     # From the shell, through the plugin subcommand.
     home = tmp_path / "shell-home"
-    proc = run_agent_here(["mcp", "add", "time", "--", "uvx", "mcp-server-time"], home=home,
-                          cwd=tmp_path)
+    proc = run_agent(["mcp", "add", "time", "--", "uvx", "mcp-server-time"], home=home,
+                     cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == "added mcp server time (uvx mcp-server-time)"
     assert tomllib.loads((home / "config.toml").read_text())["mcp_servers"] == {

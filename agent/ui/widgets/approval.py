@@ -47,10 +47,8 @@ class ApprovalDialog(Modal):
 
     def __init__(self, request: ApprovalRequest, *, workspace: Path,
                  render: Callable[[Block], urwid.Widget],
-                 max_rows: Callable[[], int] = lambda: 16,
-                 clock: Callable[[], float] | None = None) -> None:
+                 max_rows: Callable[[], int] = lambda: 16) -> None:
         self.request = request
-        self._clock = clock  # monotonic seconds; None: time.monotonic
         self.workspace = workspace
         self._render = render
         call = request.call
@@ -135,7 +133,7 @@ class ApprovalDialog(Modal):
             import time
 
             self._drawn = True
-            self.opened_at = (self._clock or time.monotonic)()
+            self.opened_at = time.monotonic()
         return super().render(size, focus)
 
     def typed_ahead(self) -> None:
