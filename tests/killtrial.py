@@ -8,7 +8,9 @@ After each kill:
   the agent had committed by then (the recorder commits each message before the request
   that includes it is built), so that history must still be in the store, in order;
 - ``agent -c -p`` works: it exits 0, and the request it sends is valid (every tool call
-  answered, the interrupted ones included) and starts with everything the store held;
+  answered, the interrupted ones included) and starts with everything the store held (that
+  run goes through ``agent.cli.main`` in this process: only the killed run needs a process
+  of its own);
 - every saved session still loads.
 
 Used by ``tests/state/test_durability.py`` (a few trials) and ``bench/kill_durability.py`` (many).
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clirun import agent_env
+from clirun import agent_env, run_agent_here
 from fakeprovider import FakeProvider, Reply
 from wirecheck import assert_valid_request
 
@@ -129,9 +131,12 @@ def integrity(home: Path) -> str:
         conn.close()
 
 
+def agent_args(url: str, *args: str) -> list[str]:
+    return [*args, "--yolo", "--provider", "openai", "--base-url", url, "--model", "gpt-5"]
+
+
 def agent_cmd(url: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "agent", *args, "--yolo", "--provider", "openai",
-            "--base-url", url, "--model", "gpt-5"]
+    return [sys.executable, "-m", "agent", *agent_args(url, *args)]
 
 
 def run_trial(n: int, home: Path, ws: Path, rng: random.Random, *, max_delay: float = 2.5,
@@ -169,8 +174,8 @@ def run_trial(n: int, home: Path, ws: Path, rng: random.Random, *, max_delay: fl
     nothing_saved = saved_message_count(home) == 0
     with FakeProvider.start() as srv:
         srv.script(Reply.text("resumed"))
-        proc2 = subprocess.run(agent_cmd(srv.openai_url, "-c", "-p", f"after kill {n}"),
-                               cwd=ws, env=env, capture_output=True, text=True, timeout=60)
+        proc2 = run_agent_here(agent_args(srv.openai_url, "-c", "-p", f"after kill {n}"),
+                               home=home, cwd=ws, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
         if nothing_saved:
             # Every kill so far landed before a prompt was saved: there is nothing to carry
             # on, and saying so (exit 2, nothing sent) is the right answer.

@@ -15,9 +15,9 @@ import subprocess
 import time
 
 import pytest
-from clirun import agent_env
+from clirun import agent_env, run_agent_here
 from fakeprovider import Reply
-from killtrial import agent_cmd, calibrate, run_trials, saved_messages, summary
+from killtrial import agent_args, agent_cmd, calibrate, run_trials, saved_messages, summary
 from wirecheck import assert_valid_request
 
 
@@ -95,8 +95,9 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
     saved = saved_messages(home, "run it")
     assert [m["role"] for m in saved] == ["user", "assistant", "tool"]
     assert "interrupted" in saved[-1]["parts"][0]["output"]
-    again = subprocess.run(agent_cmd(fake_provider.openai_url, "-c", "-p", "go on"), cwd=ws,
-                           env=env, capture_output=True, text=True, timeout=60)
+    # Carrying on reads only the store: in this process.
+    again = run_agent_here(agent_args(fake_provider.openai_url, "-c", "-p", "go on"), home=home,
+                           cwd=ws, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
     assert again.returncode == 0, again.stderr
     assert_valid_request(fake_provider.requests[-1])
 
