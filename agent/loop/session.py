@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.boot import sdk_warmup
 from agent.contract import events as ev
@@ -86,6 +86,27 @@ class SessionLookupError(Exception):
     """The saved session ``-c``/``-r`` (or ``/resume``) asked for does not exist, or an id
     prefix names several; the message says which.  Raised by the plugin answering
     ``agent_find_session``/``agent_open_session``; the CLI prints it and exits 2."""
+
+
+class Recorder(Protocol):
+    """What saves a session as it runs: ``Session.recorder``, set by the plugin answering
+    ``agent_open_session`` (the builtin ``sessions`` plugin's writes to the state database).
+
+    The loop calls :meth:`message_added` for every message it appends and
+    :meth:`step_finished` after every model request.  A recorder may also offer, and the core
+    and plugins use when present: ``take_events(final)`` (events to pass on in the stream,
+    such as ``save-failed``), ``flush(session)`` (save what is not saved yet; returns how
+    many messages are still unsaved), ``error`` and ``read_only`` (why saving failed or is
+    off), ``store`` (the :class:`agent.state.store.Store` it writes to, which holds the
+    prompt history), ``record_usage(usage, model=, cause=)`` (a model call made outside the
+    loop), ``child(cause)`` (a usage-only recorder for a subagent) and ``rewrite(session)``
+    (after the history was edited in place).
+    """
+
+    def message_added(self, session: Session, message: Message) -> None: ...
+
+    def step_finished(self, session: Session, usage: Usage, model: str | None = None
+                      ) -> None: ...
 
 
 @dataclass
@@ -169,7 +190,7 @@ class Session:
                  messages: list[Message] | None = None, origin: str = "model",
                  max_steps: int | None = None, thinking: str | None = None,
                  tools: dict[str, Tool] | None = None, gate: Gate | None = None,
-                 recorder: Any = None, parent: Session | None = None) -> None:
+                 recorder: Recorder | None = None, parent: Session | None = None) -> None:
         self.runtime = runtime
         self.config = runtime.config
         self.hooks = runtime.hooks
