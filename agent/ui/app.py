@@ -103,6 +103,9 @@ class App:
         self.term_rows = 0  # the terminal's height in inline mode (0: the screen is ours)
         #: seconds after an approval dialog opens during which keys do not answer it
         self.approval_guard = 0.4
+        #: the monotonic clock the approval guard reads (when a dialog opened, when a key
+        #: came); a test sets a clock it steps by hand instead of sleeping through the guard
+        self.clock = time.monotonic
         self._approval_lock = asyncio.Lock()
         self._ticker: asyncio.Task[Any] | None = None
 
@@ -542,9 +545,9 @@ class App:
 
         async with self._approval_lock:
             dialog = ApprovalDialog(request, workspace=self.workspace, render=self.render_block,
-                                    max_rows=self.max_panel_rows)
+                                    max_rows=self.max_panel_rows, clock=self.clock)
             self.bell_if_wanted()
-            dialog.opened_at = time.monotonic()
+            dialog.opened_at = self.clock()
             self.live.hide_tools = self.live.folded = True
             self.live.refresh()
             try:

@@ -62,7 +62,7 @@ class KeyRouter:
 
     def _handle(self, size: tuple[int, int], key: str) -> None:
         app = self.app
-        now = time.monotonic()
+        now = app.clock()
         previous, self.last_key_at = self.last_key_at, now
         if not isinstance(key, str):
             return

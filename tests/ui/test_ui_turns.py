@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from fakeprovider import Reply
@@ -83,12 +82,24 @@ async def test_rejecting_one_hunk_applies_the_rest_and_tells_the_model(tmp_path,
     assert "2 + LINE 2" not in screen(app)
 
 
+class SteppedClock:
+    """A monotonic clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider):
     edit = {"path": "a.txt", "oldString": "line 1\n", "newString": "changed\n"}
     fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."),
                          Reply.text("the queued prompt ran"))
     app = edit_app(tmp_path, fake_provider)
     app.approval_guard = 0.4
+    clock = SteppedClock()  # the guard's intervals pass by stepping it, not by sleeping
+    app.clock = clock
     await type_text(app, "edit", enter=True)
     await wait_for(app, "Edit a.txt (+1 \u22121)?")
     await type_text(app, "yes\n")  # lands in the prompt and, with enter, in the queue
@@ -96,12 +107,12 @@ async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider)
     # Still typing: every key starts the quiet interval again, so keys keep going to the
     # prompt long after the dialog appeared.
     for _ in range(6):
-        await asyncio.sleep(0.15)
+        clock.now += 0.15
         await press(app, "y")
     assert app.modal is not None and app.editor.text == "yyyyyy"
     assert "typing goes to the prompt: pause to answer" in screen(app)
     assert (app.workspace / "a.txt").read_text() == TWENTY
-    await asyncio.sleep(0.45)  # a pause: now the dialog answers
+    clock.now += 0.45  # a pause: now the dialog answers
     await press(app, "n")
     await wait_for(app, "the queued prompt ran")
     await idle(app)

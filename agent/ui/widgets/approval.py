@@ -47,8 +47,10 @@ class ApprovalDialog(Modal):
 
     def __init__(self, request: ApprovalRequest, *, workspace: Path,
                  render: Callable[[Block], urwid.Widget],
-                 max_rows: Callable[[], int] = lambda: 16) -> None:
+                 max_rows: Callable[[], int] = lambda: 16,
+                 clock: Callable[[], float] | None = None) -> None:
         self.request = request
+        self._clock = clock  # monotonic seconds; None: time.monotonic
         self.workspace = workspace
         self._render = render
         call = request.call
@@ -133,7 +135,7 @@ class ApprovalDialog(Modal):
             import time
 
             self._drawn = True
-            self.opened_at = time.monotonic()
+            self.opened_at = (self._clock or time.monotonic)()
         return super().render(size, focus)
 
     def typed_ahead(self) -> None:
