@@ -135,23 +135,32 @@ def _warm(app: App) -> None:
     modules = spec.warm_modules if spec is not None else ()
 
     def warm() -> None:
-        from agent.loop.streaming import quick_gil_handoff
-
-        with quick_gil_handoff():  # keys typed meanwhile still show at once
-            try:
-                app.renderer.render(Block("markdown", WARM_SAMPLE), 80)
-            except Exception:
-                log.debug("could not warm the markdown renderer", exc_info=True)
-            for module in modules:
-                try:
-                    __import__(module)
-                except Exception:
-                    log.debug("could not pre-import %s", module, exc_info=True)
-        # Everything imported so far lives as long as the process: keep it out of the
-        # collector's full passes, which would otherwise stall a keystroke now and then.
         import gc
 
-        gc.freeze()
+        from agent.loop.streaming import quick_gil_handoff
+
+        # The SDK import allocates hundreds of thousands of objects, and a full collection
+        # triggered in the middle of it held the GIL for 40-110 ms (the screen froze
+        # meanwhile), only to find that everything lives on.  So no collection while it
+        # runs; afterwards it is all moved out of the collector's reach (gc.freeze), which
+        # also keeps later full passes short.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with quick_gil_handoff():  # keys typed meanwhile still show at once
+                try:
+                    app.renderer.render(Block("markdown", WARM_SAMPLE), 80)
+                except Exception:
+                    log.debug("could not warm the markdown renderer", exc_info=True)
+                for module in modules:
+                    try:
+                        __import__(module)
+                    except Exception:
+                        log.debug("could not pre-import %s", module, exc_info=True)
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
 
     threading.Thread(target=warm, name="warmup", daemon=True).start()
 
