@@ -4,7 +4,7 @@
 1. ``atomic_write`` (temp file, fsync, rename, directory fsync) against the truncating
    in-place write the file tools used before, for a small and a large file.
 2. Reading one large MCP tool result from an SDK-built stdio server: the SDK's
-   ``stdio_client`` against ours (``plugins_builtin/mcp_client/stdio.py``), same server,
+   ``stdio_client`` against ours (``plugins_builtin/mcp/stdio.py``), same server,
    same client session, in the same run.
 
     python bench/durable_io.py            # 5 MB MCP result (the SDK's reader is quadratic)
@@ -61,7 +61,7 @@ def bench_mcp(mb: int) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp import stdio_client as sdk_client
 
-    from plugins_builtin.mcp_client.stdio import stdio_client as our_client
+    from plugins_builtin.mcp.stdio import stdio_client as our_client
 
     size = mb * 1_000_000
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])

@@ -36,7 +36,7 @@ from fakeprovider import FakeProvider, Reply
 from wirecheck import assert_valid_request
 
 from agent.contract.messages import Message
-from plugins_builtin.provider_openai import chat_messages
+from plugins_builtin.openai import chat_messages
 
 
 @dataclass

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from plugins_builtin.mcp_client import state
+from plugins_builtin.mcp import state
 
 SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
 

@@ -130,11 +130,11 @@ def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
     assert "IDLE-PLUGIN-SAYS" not in system
     # builtins: the provider not selected, MCP without servers, the registry with nothing
     # installed, the renderers of the UI
-    for module in ("plugins_builtin.provider_anthropic", "plugins_builtin.mcp_client",
+    for module in ("plugins_builtin.anthropic", "plugins_builtin.mcp",
                    "plugins_builtin.registry", "plugins_builtin.markdown",
                    "plugins_builtin.diff", "anthropic", "mcp"):
         assert module not in modules, f"{module} was imported on the headless path"
-    assert "plugins_builtin.provider_openai" in modules and "openai" in modules
+    assert "plugins_builtin.openai" in modules and "openai" in modules
 
 
 @pytest.mark.parametrize("api,used,unused", [

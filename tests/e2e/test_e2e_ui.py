@@ -258,7 +258,8 @@ def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provi
 def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
     """No provider yet: the setup opens; a custom endpoint's URL is checked as typed, an
     empty key is accepted, and once a model is chosen header and status bar say so."""
-    from plugins_builtin import provider_anthropic, provider_openai
+    from plugins_builtin import anthropic as provider_anthropic
+    from plugins_builtin import openai as provider_openai
     from plugins_builtin.setup.presets import offered
 
     presets = offered({"openai": provider_openai.SPEC, "anthropic": provider_anthropic.SPEC})

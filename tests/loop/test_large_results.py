@@ -32,7 +32,7 @@ def pointer(told: str) -> str:
 
 
 async def test_a_20_mb_mcp_result_arrives_and_is_kept_whole(tmp_path, fake_provider):
-    from plugins_builtin.mcp_client import state
+    from plugins_builtin.mcp import state
 
     ws = tmp_path / "ws"
     ws.mkdir()

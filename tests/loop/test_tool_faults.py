@@ -200,7 +200,7 @@ async def test_a_file_vanishing_between_read_and_edit(tmp_path, fake_provider, h
 
 
 async def test_an_mcp_server_crashing_or_hanging_mid_call(tmp_path, fake_provider):
-    mcp_state = pytest.importorskip("plugins_builtin.mcp_client").state
+    mcp_state = pytest.importorskip("plugins_builtin.mcp").state
     ws = tmp_path / "ws"
     ws.mkdir()
     stub = str(Path(__file__).parents[1].joinpath("mcp_stub.py"))

@@ -272,3 +272,16 @@ def test_builtins_import_only_the_documented_plugin_api():
     for module in api:  # every documented module exists
         assert (ROOT / (module.replace(".", "/") + ".py")).is_file() or \
             (ROOT / module.replace(".", "/") / "__init__.py").is_file(), module
+
+
+def test_builtin_plugin_modules_are_named_after_their_entry_points():
+    """``--disable NAME``, ``agent plugins`` and the source tree use one name per plugin."""
+    points = [ep for ep in entry_points(group="agent.plugins")
+              if ep.value.startswith("plugins_builtin")]
+    assert len(points) > 20
+    wrong = [f"{ep.name} = {ep.value}" for ep in points
+             if ep.value != f"plugins_builtin.{ep.name}"]
+    assert not wrong, "entry points whose module has another name:\n" + "\n".join(wrong)
+    for ep in points:
+        module = ROOT / "plugins_builtin" / ep.name
+        assert module.with_suffix(".py").is_file() or (module / "__init__.py").is_file(), ep

@@ -16,9 +16,10 @@ from agent.contract.providers import (
     StepFinished,
     TextDelta,
 )
-from plugins_builtin import fallback, provider_openai
+from plugins_builtin import fallback
+from plugins_builtin import openai as provider_openai
 from plugins_builtin.fallback import FallbackProvider, should_switch
-from plugins_builtin.provider_openai import ChatProvider, ResponsesProvider
+from plugins_builtin.openai import ChatProvider, ResponsesProvider
 
 
 def official_pair(srv):

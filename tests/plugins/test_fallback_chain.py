@@ -12,7 +12,8 @@ from agent.contract import events as ev
 from agent.contract.messages import Message
 from agent.contract.providers import ProviderRequest, ProviderSettings, Usage
 from agent.testing import collect, make_boot, make_session
-from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin import anthropic as provider_anthropic
+from plugins_builtin import openai as provider_openai
 from plugins_builtin.budget import pricing, spend
 from plugins_builtin.fallback import Endpoint, EndpointChain, FallbackProvider
 

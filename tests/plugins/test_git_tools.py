@@ -14,7 +14,7 @@ from agent.contract.messages import Message, TextPart
 from agent.contract.providers import StepFinished, TextDelta, Usage
 from agent.loop.session import Runtime, Session
 from agent.testing import gate_decision, make_boot, run_tool, tool_context
-from plugins_builtin.git_tools import (
+from plugins_builtin.git import (
     DIFF_FOR_MESSAGE,
     NOTHING_STAGED_FOR_MESSAGE,
     git,

@@ -26,17 +26,17 @@ from fakeprovider import Reply
 from waiting import until
 
 from agent.testing import collect, make_boot, make_session, run_tool
-from plugins_builtin.mcp_client import state
-from plugins_builtin.mcp_client.commands import (
+from plugins_builtin.mcp import state
+from plugins_builtin.mcp.commands import (
     add_server,
     cli_mcp,
     parse_add_args,
     remove_server,
     run_mcp,
 )
-from plugins_builtin.mcp_client.results import result_text
-from plugins_builtin.mcp_client.servers import parse_servers
-from plugins_builtin.mcp_client.tools import tool_name
+from plugins_builtin.mcp.results import result_text
+from plugins_builtin.mcp.servers import parse_servers
+from plugins_builtin.mcp.tools import tool_name
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -22,7 +22,7 @@ from mcp_features import (
 )
 
 from agent.testing import gate_decision, make_boot, run_tool
-from plugins_builtin.mcp_client import state
+from plugins_builtin.mcp import state
 
 
 def boot(tmp_path: Path, builtins=("mcp",), **file_data):

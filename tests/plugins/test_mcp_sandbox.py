@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.testing import make_boot, run_tool
-from plugins_builtin.mcp_client import state
+from plugins_builtin.mcp import state
 
 STUB = str(Path(__file__).parents[1].joinpath("mcp_stub.py"))
 
@@ -110,7 +110,7 @@ async def test_sandbox_true_without_a_sandbox_refuses_to_start_the_server(tmp_pa
     (None, None),
 ])
 def test_server_sandbox_values_are_checked(value, problem):
-    from plugins_builtin.mcp_client.servers import parse_servers
+    from plugins_builtin.mcp.servers import parse_servers
 
     table = {"command": "x"} if value is None else {"command": "x", "sandbox": value}
     server = parse_servers({"s": table})["s"]

@@ -16,8 +16,8 @@ from agent.contract.providers import (
     TextDelta,
     ToolCallStarted,
 )
-from plugins_builtin import provider_anthropic
-from plugins_builtin.provider_anthropic import thinking_params
+from plugins_builtin import anthropic as provider_anthropic
+from plugins_builtin.anthropic import thinking_params
 
 TOOLS = [{"name": "read_file", "description": "Read a file",
           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}]

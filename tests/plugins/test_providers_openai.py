@@ -21,8 +21,8 @@ from agent.contract.providers import (
     ToolCallStarted,
 )
 from agent.loop.retry import retry_after_seconds, should_retry_header
-from plugins_builtin import provider_openai
-from plugins_builtin.provider_openai import ChatProvider, ResponsesProvider
+from plugins_builtin import openai as provider_openai
+from plugins_builtin.openai import ChatProvider, ResponsesProvider
 
 TOOLS = [{"name": "read_file", "description": "Read a file",
           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}]

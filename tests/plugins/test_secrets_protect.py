@@ -11,7 +11,7 @@ from agent.lib.pathparts import segments
 from agent.loop.session import Runtime, Session
 from agent.testing import gate_decision, make_boot, run_tool
 from plugins_builtin.protect import why_protected
-from plugins_builtin.secrets_guard import why_secret
+from plugins_builtin.secrets import why_secret
 
 
 class ScribblePlugin:

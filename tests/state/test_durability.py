@@ -106,7 +106,7 @@ async def test_two_processes_continuing_one_session_never_interleave(tmp_path, f
     from agent.contract.messages import Message
     from agent.state.store import Store
     from agent.testing import collect, make_boot, make_session
-    from plugins_builtin.provider_openai import chat_messages
+    from plugins_builtin.openai import chat_messages
     from plugins_builtin.sessions.recorder import SessionRecorder
     from plugins_builtin.sessions.saved import load_into
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
-from plugins_builtin.mcp_client import state
+from plugins_builtin.mcp import state
 
 SERVER = str(Path(__file__).parent.parent / "mcp_features_server.py")
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"

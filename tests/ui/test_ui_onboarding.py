@@ -10,7 +10,8 @@ from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
 from agent import hookimpl
 from agent.contract.providers import ProviderChoice
-from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin import anthropic as provider_anthropic
+from plugins_builtin import openai as provider_openai
 from plugins_builtin.setup.onboarding import mask_key
 from plugins_builtin.setup.presets import offered
 

@@ -12,7 +12,8 @@ import pytest
 from fakeprovider import Reply
 from ui_harness import make_app, press, type_text, wait_for
 
-from plugins_builtin import provider_anthropic, provider_openai
+from plugins_builtin import anthropic as provider_anthropic
+from plugins_builtin import openai as provider_openai
 from plugins_builtin.setup.presets import offered
 
 #: the setup's list with both shipped provider plugins loaded (as the app loads them here)

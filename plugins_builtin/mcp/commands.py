@@ -13,7 +13,7 @@ from typing import Any
 
 from agent import SlashCommand
 from agent.boot.config import ConfigError, read_toml, update_file
-from plugins_builtin.mcp_client.servers import (
+from plugins_builtin.mcp.servers import (
     ServerConfig,
     check_name,
     new_entry,
@@ -108,7 +108,7 @@ def parse_add_args(argv: list[str]) -> tuple[str, str, str, Any]:
 def server_rows(config: Any) -> list[tuple[str, str, str, str]]:
     """(name, local|remote, status, command line or URL) for every server, configured in the
     file now or connected this session, sorted by name."""
-    from plugins_builtin.mcp_client import state
+    from plugins_builtin.mcp import state
 
     st = state(config)
     running = st.servers if st is not None else {}
@@ -284,8 +284,8 @@ def cli_mcp(argv: list[str], boot: Any) -> int:
 
 def _cli_login(config: Any, name: str) -> int:
     """Sign in to an OAuth server: the URL is printed and opened, the token saved (0600)."""
-    from plugins_builtin.mcp_client import state
-    from plugins_builtin.mcp_client.oauth import stderr
+    from plugins_builtin.mcp import state
+    from plugins_builtin.mcp.oauth import stderr
 
     st = state(config)
     server = st.servers.get(name) if st is not None else None
@@ -302,7 +302,7 @@ def _cli_login(config: Any, name: str) -> int:
 
 
 def _cli_list(config: Any) -> int:
-    from plugins_builtin.mcp_client import state
+    from plugins_builtin.mcp import state
 
     st = state(config)
     if st is None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent import Fragment, HeaderLine, Option, Verdict, hookimpl, sandbox_for
-from plugins_builtin.mcp_client.manager import Manager
-from plugins_builtin.mcp_client.servers import ServerConfig, parse_servers
-from plugins_builtin.mcp_client.tools import PLUGIN, ToolFactory, sync_registry
+from plugins_builtin.mcp.manager import Manager
+from plugins_builtin.mcp.servers import ServerConfig, parse_servers
+from plugins_builtin.mcp.tools import PLUGIN, ToolFactory, sync_registry
 
 STATE_KEY = "mcp_client"
 
@@ -162,7 +162,7 @@ def agent_register_tools(register, config):
         return
     st.start()  # tools are being gathered: a session is about to start
     if st.meta:
-        from plugins_builtin.mcp_client.meta import meta_tools
+        from plugins_builtin.mcp.meta import meta_tools
 
         for tool in meta_tools(st):
             register(tool)
@@ -251,19 +251,19 @@ def agent_guard_tool_call(call, effects, session):
                            "(destructiveHint): it may delete or overwrite data")
     if call.name != "mcp_call":
         return None
-    from plugins_builtin.mcp_client.meta import guard_meta_call
+    from plugins_builtin.mcp.meta import guard_meta_call
 
     return guard_meta_call(call, effects, session)
 
 
 @hookimpl
 def agent_register_commands(register, config):
-    from plugins_builtin.mcp_client.commands import slash_command
+    from plugins_builtin.mcp.commands import slash_command
 
     register(slash_command())
     st = state(config)
     if st is not None and st.enabled:
-        from plugins_builtin.mcp_client.prompts import prompt_commands
+        from plugins_builtin.mcp.prompts import prompt_commands
 
         for command in prompt_commands(st):
             register(command)
@@ -273,14 +273,14 @@ def agent_register_commands(register, config):
 def agent_register_mentions(register, config):
     st = state(config)
     if st is not None and st.enabled:
-        from plugins_builtin.mcp_client.mentions import mention_source
+        from plugins_builtin.mcp.mentions import mention_source
 
         register(mention_source(st))
 
 
 @hookimpl
 def agent_register_cli_commands(register):
-    from plugins_builtin.mcp_client.commands import cli_mcp
+    from plugins_builtin.mcp.commands import cli_mcp
 
     register("mcp", cli_mcp, "list, add and remove MCP servers", usage=[
         ("[list]", "MCP servers, connected to show their tools (docs/mcp.md)"),

@@ -20,27 +20,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from plugins_builtin.mcp_client.cache import ToolDef
-from plugins_builtin.mcp_client.client_side import (
+from plugins_builtin.mcp.cache import ToolDef
+from plugins_builtin.mcp.client_side import (
     FrontEnd,
     elicitation_callback,
     progress_text,
     roots_callback,
     sampling_callback,
 )
-from plugins_builtin.mcp_client.resources import (
+from plugins_builtin.mcp.resources import (
     LIST_RESOURCES,
     READ_RESOURCE,
     resource_content,
     resource_entries,
     resource_tools,
 )
-from plugins_builtin.mcp_client.resources import (
+from plugins_builtin.mcp.resources import (
     resource_listing as _resource_listing,
 )
-from plugins_builtin.mcp_client.results import result_content
-from plugins_builtin.mcp_client.servers import ServerConfig, format_seconds
-from plugins_builtin.mcp_client.tools import tool_name
+from plugins_builtin.mcp.results import result_content
+from plugins_builtin.mcp.servers import ServerConfig, format_seconds
+from plugins_builtin.mcp.tools import tool_name
 
 log = logging.getLogger("agent.mcp")
 
@@ -277,7 +277,7 @@ class Connection:
 
         auth = None
         if server.auth == "oauth":
-            from plugins_builtin.mcp_client.oauth import make_auth
+            from plugins_builtin.mcp.oauth import make_auth
 
             auth = make_auth(server, self._log_path.parent.parent,
                              interactive=self._interactive, say=self.announce)

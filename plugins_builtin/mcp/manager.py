@@ -20,11 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from plugins_builtin.mcp_client import cache
-from plugins_builtin.mcp_client.cache import ToolDef
-from plugins_builtin.mcp_client.client_side import FrontEnd
-from plugins_builtin.mcp_client.connection import CallFailed, Connection
-from plugins_builtin.mcp_client.servers import ServerConfig
+from plugins_builtin.mcp import cache
+from plugins_builtin.mcp.cache import ToolDef
+from plugins_builtin.mcp.client_side import FrontEnd
+from plugins_builtin.mcp.connection import CallFailed, Connection
+from plugins_builtin.mcp.servers import ServerConfig
 
 log = logging.getLogger("agent.mcp")
 

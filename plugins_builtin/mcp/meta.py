@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from agent import NO_EFFECTS, UNKNOWN_EFFECTS, Tool, ToolError, ToolResult, Verdict
-from plugins_builtin.mcp_client.tools import tool_name
+from plugins_builtin.mcp.tools import tool_name
 
 _SERVER_TOOL = {
     "server": {"type": "string", "description": "the server's name, as mcp_list shows it"},
@@ -65,7 +65,7 @@ def meta_tools(st: Any) -> list[Tool]:
 
     async def run_call(args: dict[str, Any], ctx: Any) -> ToolResult:
         from agent.contract.validate import check_arguments
-        from plugins_builtin.mcp_client.connection import CallFailed
+        from plugins_builtin.mcp.connection import CallFailed
 
         server, tool = args["server"], args["tool"]
         definition = await find(server, tool)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent import Attachment, MentionEntry, MentionError, MentionSource
-from plugins_builtin.mcp_client.resources import READ_RESOURCE
+from plugins_builtin.mcp.resources import READ_RESOURCE
 
 
 def mention_source(st: Any) -> MentionSource:
@@ -28,7 +28,7 @@ def mention_source(st: Any) -> MentionSource:
         return out
 
     async def resolve(token: str) -> Attachment | None:
-        from plugins_builtin.mcp_client.connection import CallFailed
+        from plugins_builtin.mcp.connection import CallFailed
 
         server, sep, uri = token.partition(":")
         if not sep or not uri or server not in manager.servers:

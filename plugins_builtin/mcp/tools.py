@@ -114,7 +114,7 @@ class ToolFactory:
         manager = self.manager
 
         async def run(args: dict[str, Any], ctx: Any) -> ToolResult:
-            from plugins_builtin.mcp_client.connection import CallFailed
+            from plugins_builtin.mcp.connection import CallFailed
 
             runtime = getattr(getattr(ctx, "session", None), "runtime", None)
             try:
