@@ -13,7 +13,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
@@ -162,10 +162,11 @@ class Hooks:
 
     async def setup_provider(self, ui: CommandContext, config: Config,
                              providers: dict[str, ProviderSpec], problem: str = ""
-                             ) -> ProviderChoice | None | bool:
+                             ) -> ProviderChoice | Literal[False] | None:
         """Run the first plugin's provider setup; its :class:`ProviderChoice`, None when the
-        user cancelled it, False when no plugin offers a setup (or the one that does failed,
-        which is reported)."""
+        user cancelled it, False when no plugin offers a setup (or it answered with something
+        else, which is reported).  A setup that raises is reported and the error propagates
+        (the front end says the setup failed)."""
         for plugin, fn, argnames in self._impls("agent_setup_provider"):
             kwargs = {"ui": ui, "config": config, "providers": providers, "problem": problem}
             try:
@@ -175,7 +176,7 @@ class Hooks:
                 result = await work if inspect.isawaitable(work) else work
             except Exception as exc:
                 self._problem(plugin, "agent_setup_provider", exc)
-                return False
+                raise
             if result is None or isinstance(result, ProviderChoice):
                 return result
             self.problems.append(f"plugin {plugin}: agent_setup_provider gave {result!r}, "

@@ -196,8 +196,12 @@ async def setup_provider(app: App, problem: str = "") -> bool:
     """The plugins' provider setup (``agent_setup_provider``), its choice saved and used; True
     when a provider is in use now."""
     config = app.config
-    choice = await app.hooks.setup_provider(app.ctx, config, app.hooks.providers(config),
-                                            problem)
+    try:
+        choice = await app.hooks.setup_provider(app.ctx, config, app.hooks.providers(config),
+                                                problem)
+    except Exception as exc:  # reported by the hooks; the app goes on without a provider
+        app.add("error", f"the provider setup failed: {type(exc).__name__}: {exc}")
+        return False
     if choice is False:
         app.add("error", f"no enabled plugin offers the provider setup: set provider, model and "
                          f"api_key in {config.config_file} (see docs/configuration.md)")

@@ -219,3 +219,24 @@ async def test_a_third_party_setup_plugin_answers_the_no_provider_hook(tmp_path,
     await type_text(app, "hi", enter=True)
     await wait_for(app, "hello from the house")
     assert fake_provider.requests[-1].headers["authorization"] == "Bearer house-key"
+
+
+class BrokenSetup:
+    @hookimpl
+    def agent_setup_provider(self, ui, config, providers, problem):
+        async def choose():
+            raise RuntimeError("house directory unreachable")
+        return choose()
+
+
+async def test_a_setup_plugin_that_fails_is_reported_and_the_app_goes_on(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("# mine\n")
+    app = make_app(tmp_path, None, without=["setup"], extra=[("house", BrokenSetup())])
+    app.start()
+    rows = await wait_for(app, "the provider setup failed")
+    assert "house directory unreachable" in " ".join(rows.split())
+    assert "no enabled plugin offers" not in rows and app.modal is None
+    assert any("agent_setup_provider failed" in p for p in app.hooks.problems)
+    assert (home / "config.toml").read_text() == "# mine\n"
