@@ -27,7 +27,7 @@ def run_agent(args: list[str], *, home: Path, cwd: Path, input: str | None = Non
                           env=agent_env(home, **env))
 
 
-def run_agent_here(args: list[str], *, home: Path, cwd: Path,
+def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None = None,
                    **env: str) -> subprocess.CompletedProcess[str]:
     """``agent ARGS`` through the real ``agent.boot.cli.main`` in this process: what
     :func:`run_agent` proves, without the cost of a new interpreter importing the SDKs.
@@ -35,7 +35,7 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path,
     For tests of what the CLI decides (flags, rules, exit codes, stdout); the ones about the
     process itself (signals, kill -9, the entry point, startup imports) use :func:`run_agent`.
     The environment, working directory and standard streams are this process's for the
-    duration and restored after; stdin is empty.
+    duration and restored after; stdin holds ``input`` (empty without it), not a terminal.
     """
     from agent.boot.cli import main
 
@@ -46,7 +46,7 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path,
     os.environ.clear()
     os.environ.update(agent_env(home, **env))
     os.chdir(cwd)
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
     try:
         try:
             code = main(list(args))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 
 from agent import hookimpl
 from agent.boot.cli_help import normalise_usage
@@ -15,9 +15,8 @@ def commands_section(text: str) -> list[str]:
     return text[start:text.index("\n\n", start)].splitlines()[1:]
 
 
-@pytest.mark.e2e
 def test_help_lists_the_core_and_the_plugins_subcommands_with_their_usage(tmp_path):
-    shown = run_agent(["--help"], home=tmp_path / "home", cwd=tmp_path)
+    shown = run_agent_here(["--help"], home=tmp_path / "home", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     rows = commands_section(shown.stdout)
     assert rows[0].split() == ["agent", "plugins", "[list]", "list", "plugins", "and", "their",
@@ -28,13 +27,12 @@ def test_help_lists_the_core_and_the_plugins_subcommands_with_their_usage(tmp_pa
     assert any(r.startswith("  agent mcp add NAME -- CMD ARGS  add a stdio server") for r in rows)
     assert "OPENAI_API_KEY" in shown.stdout.split("environment:")[1]
     # Again, with the plugins now registered from their cached descriptions (not imported).
-    again = run_agent(["--help"], home=tmp_path / "home", cwd=tmp_path)
+    again = run_agent_here(["--help"], home=tmp_path / "home", cwd=tmp_path)
     assert commands_section(again.stdout) == rows
 
 
-@pytest.mark.e2e
 def test_a_disabled_plugins_subcommands_are_not_listed(tmp_path):
-    shown = run_agent(["--help", "--disable", "files"], home=tmp_path / "home", cwd=tmp_path)
+    shown = run_agent_here(["--help", "--disable", "files"], home=tmp_path / "home", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     rows = commands_section(shown.stdout)
     assert not [r for r in rows if "agent trash" in r]

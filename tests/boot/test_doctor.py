@@ -5,9 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from clirun import run_agent
-
-pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
+from clirun import run_agent_here
 
 
 @pytest.fixture
@@ -33,7 +31,7 @@ def provider_env(url: str) -> dict[str, str]:
 
 def test_everything_ready(dirs, fake_provider):
     home, ws = dirs
-    proc = run_agent(["doctor"], home=home, cwd=ws, **provider_env(fake_provider.openai_url))
+    proc = run_agent_here(["doctor"], home=home, cwd=ws, **provider_env(fake_provider.openai_url))
     found = lines(proc.stdout)
     assert set(found) == {"sandbox", "ripgrep", "git", "terminal", "state", "provider"}
     assert found["sandbox"][0] == "ok" and found["sandbox"][1].startswith("workspace-write")
@@ -53,7 +51,7 @@ def test_an_unreachable_provider_fails_and_says_where(dirs):
     closed.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
     closed.close()  # nothing listens there now
-    proc = run_agent(["doctor"], home=home, cwd=ws, **provider_env(url))
+    proc = run_agent_here(["doctor"], home=home, cwd=ws, **provider_env(url))
     level, detail = lines(proc.stdout)["provider"]
     assert level == "FAIL" and detail.startswith(f"openai at {url}: ")
     assert proc.returncode == 1
@@ -63,7 +61,7 @@ def test_a_sandbox_that_cannot_start_fails_with_the_fix(dirs):
     home, ws = dirs
     home.mkdir()
     (home / "config.toml").write_text('sandbox_bwrap = "/bin/false"\n')
-    proc = run_agent(["doctor", "--no-provider"], home=home, cwd=ws)
+    proc = run_agent_here(["doctor", "--no-provider"], home=home, cwd=ws)
     level, detail = lines(proc.stdout)["sandbox"]
     assert level == "FAIL" and detail.startswith("cannot start: /bin/false: ")
     assert "Every command will be asked about" in detail and "docs/security.md" in detail
@@ -73,7 +71,7 @@ def test_a_sandbox_that_cannot_start_fails_with_the_fix(dirs):
 
 def test_sandbox_off_is_a_warning(dirs):
     home, ws = dirs
-    proc = run_agent(["doctor", "--no-provider"], home=home, cwd=ws, AGENT_SANDBOX="off")
+    proc = run_agent_here(["doctor", "--no-provider"], home=home, cwd=ws, AGENT_SANDBOX="off")
     level, detail = lines(proc.stdout)["sandbox"]
     assert level == "warn" and detail.startswith("sandbox: OFF (by choice)")
     assert proc.returncode == 0
@@ -81,5 +79,5 @@ def test_sandbox_off_is_a_warning(dirs):
 
 def test_bad_arguments_are_a_usage_error(dirs):
     home, ws = dirs
-    proc = run_agent(["doctor", "--frobnicate"], home=home, cwd=ws)
+    proc = run_agent_here(["doctor", "--frobnicate"], home=home, cwd=ws)
     assert proc.returncode == 2 and "usage: agent doctor" in proc.stderr

@@ -11,11 +11,9 @@ import subprocess
 import sys
 
 import pytest
-from clirun import agent_env, run_agent
+from clirun import agent_env, run_agent, run_agent_here
 from fakeprovider import Reply
 from wirecheck import assert_human, assert_valid_request
-
-pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 
 @pytest.fixture
@@ -30,8 +28,8 @@ def dirs(tmp_path):
 def agent(srv, args, home, ws, *, provider="openai"):
     url = srv.openai_url if provider == "openai" else srv.base_url
     key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
-    return run_agent([*args, "--provider", provider, "--base-url", url, "--model", "m"],
-                     home=home, cwd=ws, **{key: "sk-test", "AGENT_OPENAI_API": "chat"})
+    return run_agent_here([*args, "--provider", provider, "--base-url", url, "--model", "m"],
+                          home=home, cwd=ws, **{key: "sk-test", "AGENT_OPENAI_API": "chat"})
 
 
 def configure(home, text: str) -> None:
@@ -113,6 +111,7 @@ def test_json_mode_reports_a_stall_as_an_error_event(dirs, fake_provider):
     assert events[1]["reason"] == "error"
 
 
+@pytest.mark.e2e  # an argv byte that is not UTF-8 needs a real process's argv
 def test_lone_surrogates_in_model_text_and_argv(dirs, fake_provider):
     home, ws = dirs
     fake_provider.script(Reply("bad \ud800 char", pieces=1), Reply.text("still fine"))
@@ -131,6 +130,7 @@ def test_lone_surrogates_in_model_text_and_argv(dirs, fake_provider):
     assert fake_provider.requests[-1].body["messages"][1]["content"] == "caf\ufffd question"
 
 
+@pytest.mark.e2e  # a real pipe whose reader leaves
 @pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
 def test_a_reader_closing_stdout_stops_the_turn_quietly(dirs, fake_provider, json_mode):
     # `agent -p ... | head -c 20`: the reader leaves while the answer still streams.

@@ -10,11 +10,10 @@ import socket
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="Linux only")]
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="Linux only")
 
 
 @pytest.fixture
@@ -32,9 +31,9 @@ def yolo(fake_provider, home, ws, *commands, extra=()):
     calls = [Reply.tool_call("bash", c if isinstance(c, dict) else {"command": c},
                              id=f"call_{i}") for i, c in enumerate(commands)]
     fake_provider.script(*calls, Reply.text("done"))
-    return run_agent(["-p", "go", "--yolo", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *extra], home=home, cwd=ws,
-                     OPENAI_API_KEY="sk-test-key-held-by-agent")
+    return run_agent_here(["-p", "go", "--yolo", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", *extra], home=home, cwd=ws,
+                          OPENAI_API_KEY="sk-test-key-held-by-agent")
 
 
 def results(fake_provider) -> list[str]:
@@ -163,9 +162,9 @@ def test_an_unavailable_sandbox_is_said_once_and_headless_denies_commands(dirs,
                                       '[permission.bash]\n"echo *" = "allow"\n')
     fake_provider.script(Reply.tool_call("bash", {"command": "echo ran > ran.txt"}, id="c1"),
                          Reply.text("done"))
-    proc = run_agent(["-p", "go", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "go", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("sandbox: UNAVAILABLE (/bin/false: ") == 1
     assert not (ws / "ran.txt").exists()  # allowed by a rule, yet asked: denied headless

@@ -10,12 +10,10 @@ the explore subagent; the canary must not appear in any request body it recorded
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from hostile_repos import git
 from secret_fixtures import CANARY, secret_tree
-
-pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 SECRET_PATHS = [".env", "sub/.ENV", "conf/.env/prod.json", "a/b/c/credentials.json",
                 "deploy/id_rsa", ".env.local", "notes.txt", "settings.cfg",
@@ -75,9 +73,9 @@ def test_no_read_tool_lets_a_secret_reach_the_model(tmp_path, fake_provider, eng
         Reply.text("The report."),
         Reply.text("Done."))
     extra = {"AGENT_GREP_FALLBACK": "1"} if engine == "python" else {}
-    proc = run_agent(["-p", "show me the secrets", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=tmp_path / "home",
-                     cwd=ws, timeout=180, OPENAI_API_KEY="test-key", **extra)
+    proc = run_agent_here(["-p", "show me the secrets", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=tmp_path / "home",
+                          cwd=ws, OPENAI_API_KEY="test-key", **extra)
     assert proc.returncode == 0, proc.stderr
     bodies = [r.raw.decode("utf-8", "replace") for r in fake_provider.requests]
     assert len(bodies) == 5, proc.stderr

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent import hookimpl
@@ -53,7 +52,6 @@ async def test_a_third_party_plugin_prices_turns_and_books_every_request(tmp_pat
     assert hooks.commands(config).get("cost") is None  # /cost is the budget plugin's
 
 
-@pytest.mark.e2e
 def test_without_a_cost_plugin_a_headless_turn_carries_no_cost(tmp_path, fake_provider):
     usage = {"input_tokens": 1000, "output_tokens": 100}
     fake_provider.script(Reply.text("hi", usage=usage), Reply.text("hi", usage=usage))
@@ -62,8 +60,8 @@ def test_without_a_cost_plugin_a_headless_turn_carries_no_cost(tmp_path, fake_pr
     args = ["-p", "hello", "--json"]
     env = dict(home=home, cwd=tmp_path, AGENT_PROVIDER="openai", AGENT_MODEL="gpt-5",
                AGENT_API_KEY="k", AGENT_BASE_URL=fake_provider.openai_url)
-    priced = run_agent(args, **env)
-    unpriced = run_agent([*args, "--disable", "budget"], **env)
+    priced = run_agent_here(args, **env)
+    unpriced = run_agent_here([*args, "--disable", "budget"], **env)
     for proc in (priced, unpriced):
         assert proc.returncode == 0, proc.stderr
     done = [json.loads(line) for line in priced.stdout.splitlines()][-1]

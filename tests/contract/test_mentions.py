@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from mcp_features import features_home
 
@@ -68,13 +67,12 @@ async def test_agent_register_mentions_attaches_to_the_request(tmp_path, fake_pr
                           "image_url": {"url": f"data:image/png;base64,{PNG}"}}
 
 
-@pytest.mark.e2e
 def test_headless_prompt_attaches_an_mcp_resource(tmp_path, fake_provider):
     home, ws = features_home(tmp_path)
     fake_provider.script(Reply.text("tea and Ada"))
-    proc = run_agent(["-p", "summarise @feat:memo://notes/today and @feat:memo://gone",
-                      "--json", "--provider", "openai", "--base-url", fake_provider.openai_url,
-                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "summarise @feat:memo://notes/today and @feat:memo://gone",
+                           "--json", "--provider", "openai", "--base-url", fake_provider.openai_url,
+                           "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     sent = fake_provider.requests[0].body["messages"][-1]["content"]
     assert sent == ("summarise @feat:memo://notes/today and @feat:memo://gone\n\n"

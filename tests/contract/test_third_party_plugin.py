@@ -9,7 +9,7 @@ import importlib.metadata
 import json
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
 
@@ -43,11 +43,11 @@ def test_the_users_own_agent_lists_exactly_the_shipped_plugins(tmp_path):
     assert listed == shipped_plugin_names()
 
 
-@pytest.mark.e2e
 def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
                          Reply.text("I could not write it."))
-    proc = run_agent(base(fake_provider), home=tmp_path / "h", cwd=tmp_path, OPENAI_API_KEY="x")
+    proc = run_agent_here(base(fake_provider), home=tmp_path / "h", cwd=tmp_path,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     denied = [e for e in events if e["type"] == "tool-denied"]
@@ -57,35 +57,33 @@ def test_write_tool_is_denied_headless_without_yolo(tmp_path, fake_provider):
     assert "needs approval" in told[0]["content"]
 
 
-@pytest.mark.e2e
 def test_write_tool_runs_with_yolo(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("scribble", {"path": "n.note", "text": "hi"}, id="s1"),
                          Reply.text("done"))
-    proc = run_agent(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "n.note").read_text() == "hi"
 
 
-@pytest.mark.e2e
 def test_plugin_guard_holds_under_yolo(tmp_path, fake_provider):
     fake_provider.script(
         Reply.tool_call("scribble", {"path": "forbidden/x.note", "text": "hi"}, id="s1"),
         Reply.text("ok"))
-    proc = run_agent(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(base(fake_provider) + ["--yolo"], home=tmp_path / "h", cwd=tmp_path,
+                          OPENAI_API_KEY="x")
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     denied = [e for e in events if e["type"] == "tool-denied"]
     assert denied and denied[0]["by"] == "guard" and "forbids" in denied[0]["reason"]
     assert not (tmp_path / "forbidden").exists()
 
 
-@pytest.mark.e2e
 def test_disabling_the_plugin_removes_its_tool(tmp_path, fake_provider):
     home = tmp_path / "h"
-    assert run_agent(["plugins", "disable", "example"], home=home, cwd=tmp_path).returncode == 0
+    disabled = run_agent_here(["plugins", "disable", "example"], home=home, cwd=tmp_path)
+    assert disabled.returncode == 0
     fake_provider.script(Reply.text("ok"))
-    proc = run_agent(base(fake_provider), home=home, cwd=tmp_path, OPENAI_API_KEY="x")
+    proc = run_agent_here(base(fake_provider), home=home, cwd=tmp_path, OPENAI_API_KEY="x")
     assert proc.returncode == 0
     names = {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
     assert "scribble" not in names and "current_time" in names

@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from clirun import run_agent, run_agent_here
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 
@@ -27,8 +27,8 @@ def agent(fake_provider, home, ws, *flags, calls=(), text="done"):
                                  enumerate(calls)])] if calls else []
     fake_provider.script(*replies, Reply.text(text))
     return run_agent_here(["-p", "go", "--json", "--provider", "openai", "--base-url",
-                           fake_provider.openai_url, "--model", "m", *flags],
-                          home=home, cwd=ws, OPENAI_API_KEY="x")
+                                fake_provider.openai_url, "--model", "m", *flags],
+                               home=home, cwd=ws, OPENAI_API_KEY="x")
 
 
 def outcome(proc):
@@ -312,18 +312,17 @@ def test_a_plugins_late_tools_are_accepted_and_other_unknown_names_refused(tmp_p
         hooks.unconfigure(config)
 
 
-@pytest.mark.e2e
 def test_policy_explain_takes_the_same_flags(dirs):
     home, ws = dirs
     explain = ["policy", "explain", "bash", '{"command": "pytest -x"}']
-    proc = run_agent([*explain, "--allow", "bash:pytest *"], home=home, cwd=ws)
+    proc = run_agent_here([*explain, "--allow", "bash:pytest *"], home=home, cwd=ws)
     assert proc.returncode == 0, proc.stderr
     assert "decision: allow" in proc.stdout and "--allow 'bash:pytest *'" in proc.stdout
-    proc = run_agent([*explain, "--yolo", "--permission-mode", "plan"], home=home, cwd=ws)
+    proc = run_agent_here([*explain, "--yolo", "--permission-mode", "plan"], home=home, cwd=ws)
     assert "decision: deny" in proc.stdout and "plan mode" in proc.stdout
-    proc = run_agent([*explain, "--allow", ":x"], home=home, cwd=ws)
+    proc = run_agent_here([*explain, "--allow", ":x"], home=home, cwd=ws)
     assert proc.returncode == 2 and "name a tool before the pattern" in proc.stderr
-    proc = run_agent([*explain, "--bogus"], home=home, cwd=ws)
+    proc = run_agent_here([*explain, "--bogus"], home=home, cwd=ws)
     assert proc.returncode == 2 and "usage: agent policy explain" in proc.stderr
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,15 +161,14 @@ async def test_repeat_guard_asks_on_third_identical_call(tmp_path):
     assert (await gate.decide(call, READ, READ.effects(call.arguments), None)).allowed
 
 
-@pytest.mark.e2e
 def test_policy_explain_cli(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text('[permission]\ncurrent_time = "deny"\n')
-    proc = run_agent(["policy", "explain", "current_time", "{}"], home=home, cwd=tmp_path)
+    proc = run_agent_here(["policy", "explain", "current_time", "{}"], home=home, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "decision: deny" in proc.stdout and "current_time is denied" in proc.stdout
-    proc = run_agent(["policy", "explain", "nosuch"], home=home, cwd=tmp_path)
+    proc = run_agent_here(["policy", "explain", "nosuch"], home=home, cwd=tmp_path)
     assert proc.returncode == 2 and 'no tool named "nosuch"' in proc.stderr
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from faultkit import FORMATS, IDS, error_of, mid_text, next_prompt_works, open_session, shown_text
 from wirecheck import assert_human
@@ -142,9 +142,9 @@ def headless(srv, fmt, args, home, ws):
     provider, api = fmt
     url = srv.openai_url if provider == "openai" else srv.base_url
     key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
-    return run_agent([*args, "--provider", provider, "--base-url", url, "--model", "m"],
-                     home=home, cwd=ws, timeout=90,
-                     **{key: "sk-test", "AGENT_OPENAI_API": api or "chat"})
+    return run_agent_here([*args, "--provider", provider, "--base-url", url, "--model", "m"],
+                          home=home, cwd=ws,
+                          **{key: "sk-test", "AGENT_OPENAI_API": api or "chat"})
 
 
 @pytest.fixture
@@ -161,7 +161,6 @@ def error_lines(proc) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.startswith("[error] ")]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt):
     home, ws = dirs
@@ -179,7 +178,6 @@ def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provid
     assert "hello" in fake_provider.requests[-1].raw.decode()  # the same session went on
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_headless_stall_after_output_exit_1_keeps_it_and_continue_sends_it(dirs, fake_provider,
                                                                          fmt):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent import hookimpl
@@ -35,12 +35,11 @@ def system_of(request) -> str:
 # ---- startup ----------------------------------------------------------------------------------
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_unknown_agent_fails_at_startup_with_the_list(tmp_path, how):
     args = ["-p", "hi"] + (["--agent", "turbo"] if how == "flag" else [])
     env = {"AGENT_AGENT": "turbo"} if how == "env" else {}
-    proc = run_agent(args, home=tmp_path / "home", cwd=tmp_path, **env)
+    proc = run_agent_here(args, home=tmp_path / "home", cwd=tmp_path, **env)
     assert proc.returncode == 2
     assert ('agent: Unknown agent "turbo". Available: default, quick, deep, plan, review'
             in proc.stderr)

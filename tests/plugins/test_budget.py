@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.contract import events as ev
@@ -30,12 +30,11 @@ def headless(tmp_path, fake_provider, *args: str):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text("max_tokens = 8000\n")
-    return run_agent(["-p", "what time is it", *args], home=home, cwd=tmp_path,
-                     AGENT_PROVIDER="openai", AGENT_MODEL="gpt-5", AGENT_API_KEY="k",
-                     AGENT_BASE_URL=fake_provider.openai_url)
+    return run_agent_here(["-p", "what time is it", *args], home=home, cwd=tmp_path,
+                          AGENT_PROVIDER="openai", AGENT_MODEL="gpt-5", AGENT_API_KEY="k",
+                          AGENT_BASE_URL=fake_provider.openai_url)
 
 
-@pytest.mark.e2e
 def test_headless_run_stops_before_the_request_that_could_cross_the_cap(tmp_path,
                                                                         fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
@@ -53,7 +52,6 @@ def test_headless_run_stops_before_the_request_that_could_cross_the_cap(tmp_path
     assert fake_provider.pending == 1
 
 
-@pytest.mark.e2e
 def test_headless_text_mode_names_the_cap_on_stderr(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
                          Reply.text("never sent"))
@@ -63,7 +61,6 @@ def test_headless_text_mode_names_the_cap_on_stderr(tmp_path, fake_provider):
     assert len(fake_provider.requests) == 1
 
 
-@pytest.mark.e2e
 def test_the_same_run_under_a_larger_cap_completes(tmp_path, fake_provider):
     fake_provider.script(Reply.tool_call("current_time", {}, usage=PRICEY_STEP),
                          Reply.text("It is late."))
@@ -72,9 +69,8 @@ def test_the_same_run_under_a_larger_cap_completes(tmp_path, fake_provider):
     assert proc.stdout.strip() == "It is late."
 
 
-@pytest.mark.e2e
 def test_a_cap_that_is_not_positive_is_a_usage_error(tmp_path):
-    proc = run_agent(["-p", "hi", "--max-spend", "0"], home=tmp_path / "home", cwd=tmp_path)
+    proc = run_agent_here(["-p", "hi", "--max-spend", "0"], home=tmp_path / "home", cwd=tmp_path)
     assert proc.returncode == 2
     assert "max_spend_usd must be a positive amount of US dollars, got 0.0" in proc.stderr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import FakeProvider, Reply
 
 from agent.contract import events as ev
@@ -231,7 +231,6 @@ def write_config(home, text):
     (home / "config.toml").write_text(text, encoding="utf-8")
 
 
-@pytest.mark.e2e
 def test_headless_run_fails_over_and_books_usage_at_the_fallback_model(tmp_path, fake_provider,
                                                                        backup):
     home, ws = tmp_path / "home", tmp_path / "ws"
@@ -251,8 +250,8 @@ api_key_env = "{KEY_ENV}"
     fake_provider.script(Reply.error(503))
     backup.script(Reply.text("hello from claude",
                              usage={"input_tokens": 2000, "output_tokens": 50}))
-    result = run_agent(["-p", "hi"], home=home, cwd=ws, OPENAI_API_KEY="x",
-                       **{KEY_ENV: "fallback-key"})
+    result = run_agent_here(["-p", "hi"], home=home, cwd=ws, OPENAI_API_KEY="x",
+                            **{KEY_ENV: "fallback-key"})
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello from claude\n"
     assert (f"[notice] endpoint fallback: 127.0.0.1:{fake_provider.port} chat completions "
@@ -263,7 +262,6 @@ api_key_env = "{KEY_ENV}"
     assert rows == [(CLAUDE, 2000, pytest.approx(cost))]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize(("fallback", "message"), [
     ('[{provider = "antropic"}]',
      'fallback[0]: unknown provider "antropic". Available: anthropic, openai'),
@@ -280,8 +278,8 @@ def test_bad_fallback_config_stops_startup(tmp_path, fallback, message):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
     write_config(home, f"fallback = {fallback}\n")
-    result = run_agent(["-p", "hi"], home=home, cwd=ws, OPENAI_API_KEY="x",
-                       **{KEY_ENV: "fallback-key"})
+    result = run_agent_here(["-p", "hi"], home=home, cwd=ws, OPENAI_API_KEY="x",
+                            **{KEY_ENV: "fallback-key"})
     assert result.returncode == 2
     assert message in result.stderr
     assert str(home / "config.toml") in result.stderr

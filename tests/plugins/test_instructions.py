@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.testing import collect, make_boot, make_session
@@ -69,15 +69,14 @@ async def test_an_agents_md_written_mid_session_is_picked_up(tmp_path, fake_prov
     assert "--- AGENTS.md ---\nfresh rule" in system_of(fake_provider.requests[1])
 
 
-@pytest.mark.e2e
 def test_no_instructions_flag_keeps_them_out_of_the_prompt(repo, tmp_path, fake_provider):
     _, ws = repo
     args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
             "--model", "m"]
     fake_provider.script(Reply.text("with"), Reply.text("without"))
-    first = run_agent(args, home=tmp_path / "home", cwd=ws, OPENAI_API_KEY="x")
-    second = run_agent([*args, "--no-instructions"], home=tmp_path / "home", cwd=ws,
-                       OPENAI_API_KEY="x")
+    first = run_agent_here(args, home=tmp_path / "home", cwd=ws, OPENAI_API_KEY="x")
+    second = run_agent_here([*args, "--no-instructions"], home=tmp_path / "home", cwd=ws,
+                            OPENAI_API_KEY="x")
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert "root rule: run make test" in system_of(fake_provider.requests[0])
     assert "root rule" not in system_of(fake_provider.requests[1])

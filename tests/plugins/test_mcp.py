@@ -21,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 from waiting import until
 
@@ -673,7 +673,6 @@ def test_headless_run_calls_the_time_server(real_servers, fake_provider):
     assert pids_with(real_servers.marker) == before  # the run's own server exited with it
 
 
-@pytest.mark.e2e
 def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provider):
     """Nothing cached (a fresh AGENT_HOME) and a server slow to start: the first request of
     `agent -p` still offers its tools, and a first step that calls one succeeds."""
@@ -686,9 +685,9 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
         f'[mcp_servers.stub]\ncommand = "{sys.executable}"\nargs = {args}\n')
     fake_provider.script(Reply.tool_call("mcp__stub__echo", {"text": "first try"}, id="c1"),
                          Reply.text("done"))
-    proc = run_agent(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
-                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                     cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                          cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     offered = {t["function"]["name"] for t in fake_provider.bodies[0]["tools"]}
     assert "mcp__stub__echo" in offered
@@ -698,7 +697,6 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
     assert "first try" in fake_provider.bodies[1]["messages"][-1]["content"]
 
 
-@pytest.mark.e2e
 def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -712,9 +710,9 @@ def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provide
         f'[mcp_servers.slow]\ncommand = "{sys.executable}"\nargs = {args}\n'
         f'env = {{ {marker} = "1" }}\n')
     fake_provider.script(Reply.text("hello"))
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "hello\n"
     assert "mcp slow failed: not ready after 0.5 s" in proc.stderr
@@ -727,7 +725,6 @@ def test_headless_stops_waiting_after_mcp_startup_timeout(tmp_path, fake_provide
     assert not any(alive(p) for p in pids(pidfile)) and pids_with(marker) == []
 
 
-@pytest.mark.e2e
 def test_shell_commands(stubbed, tmp_path, capsys):
     assert cli_mcp(["list"], SimpleNamespace(config=stubbed.config)) == 0
     out = capsys.readouterr().out.splitlines()
@@ -750,8 +747,8 @@ def test_shell_commands(stubbed, tmp_path, capsys):
         hooks.unconfigure(config)
     # From the shell, through the plugin subcommand.
     home = tmp_path / "shell-home"
-    proc = run_agent(["mcp", "add", "time", "--", "uvx", "mcp-server-time"], home=home,
-                     cwd=tmp_path)
+    proc = run_agent_here(["mcp", "add", "time", "--", "uvx", "mcp-server-time"], home=home,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == "added mcp server time (uvx mcp-server-time)"
     assert tomllib.loads((home / "config.toml").read_text())["mcp_servers"] == {

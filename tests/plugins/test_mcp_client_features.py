@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from mcp_features import (
     SERVER,
@@ -114,14 +114,13 @@ async def test_destructive_hint_is_named_in_the_approval_and_read_only_is_opt_in
             hooks.unconfigure(config)
 
 
-@pytest.mark.e2e
 def test_headless_elicitation_is_declined(tmp_path, fake_provider):
     home, ws = features_home(tmp_path)
     fake_provider.script(Reply.tool_call("mcp__feat__pick_color", {}, id="c1"),
                          Reply.text("ok"))
-    proc = run_agent(["-p", "pick", "--yolo", "--json", "--provider", "openai",
-                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                     cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "pick", "--yolo", "--json", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                          cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     result = next(json.loads(line) for line in proc.stdout.splitlines()
                   if json.loads(line)["type"] == "tool-result")
@@ -177,14 +176,13 @@ async def test_sampling_goes_through_the_sessions_provider_with_approval(tmp_pat
         assert spend.ledger(session).own.requests == 3
 
 
-@pytest.mark.e2e
 def test_headless_sampling_is_declined_and_no_model_call_is_made(tmp_path, fake_provider):
     home, ws = features_home(tmp_path, tables='[permission]\n"mcp__feat__summarise" = "allow"\n')
     fake_provider.script(Reply.tool_call("mcp__feat__summarise", {}, id="c1"),
                          Reply.text("ok"))
-    proc = run_agent(["-p", "summarise", "--json", "--provider", "openai",
-                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                     cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "summarise", "--json", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
+                          cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     result = next(json.loads(line) for line in proc.stdout.splitlines()
                   if json.loads(line)["type"] == "tool-result")

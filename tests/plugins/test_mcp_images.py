@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from mcp_features import features_home
 from wirecheck import assert_valid_request
@@ -42,9 +42,9 @@ def _home(tmp_path: Path, wire: str, extra: str = "") -> tuple[Path, Path]:
 
 def _run(wire, fake_provider, home, ws, *args):
     url = fake_provider.base_url if wire == "anthropic" else fake_provider.openai_url
-    proc = run_agent(["--yolo", "--json", *WIRES[wire], "--base-url", url, "--model", "m",
-                      *args], home=home, cwd=ws, OPENAI_API_KEY="x", ANTHROPIC_API_KEY="x",
-                     timeout=240)  # starts a Python MCP server: slow on a loaded machine
+    proc = run_agent_here(["--yolo", "--json", *WIRES[wire], "--base-url", url, "--model", "m",
+                           *args], home=home, cwd=ws, OPENAI_API_KEY="x", ANTHROPIC_API_KEY="x",
+                          )  # starts a Python MCP server: slow on a loaded machine
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -83,7 +83,6 @@ def native_images(request) -> list[tuple[str, str]]:
 WHERE = {"chat": "user", "responses": "function_call_output", "anthropic": "tool_result"}
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("wire", sorted(WIRES))
 def test_an_mcp_image_reaches_the_model_natively_and_survives_a_resume(
         wire, tmp_path, fake_provider):
@@ -106,7 +105,6 @@ def test_an_mcp_image_reaches_the_model_natively_and_survives_a_resume(
     assert native_images(resumed) == [(WHERE[wire], DATA_URL)]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("wire", ["chat", "responses"])
 def test_an_endpoint_without_images_gets_a_placeholder_said_once(wire, tmp_path,
                                                                  fake_provider):

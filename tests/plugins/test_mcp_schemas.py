@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from wirecheck import assert_tools_accepted, assert_valid_request
 
@@ -23,7 +23,6 @@ WIRES = {  # wire format -> agent flags
 }
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("wire", sorted(WIRES))
 def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
         wire, tmp_path, fake_provider):
@@ -38,9 +37,9 @@ def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
     fake_provider.script(Reply.tool_call("mcp__schemas__search", {"query": "tea", "limit": 2},
                                          id="c1"), Reply.text("found"))
     url = fake_provider.base_url if wire == "anthropic" else fake_provider.openai_url
-    proc = run_agent(["-p", "find tea", "--yolo", "--json", *WIRES[wire], "--base-url", url,
-                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
-                     ANTHROPIC_API_KEY="x")
+    proc = run_agent_here(["-p", "find tea", "--yolo", "--json", *WIRES[wire], "--base-url", url,
+                           "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
+                          ANTHROPIC_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert "not ready" not in proc.stderr, proc.stderr
     first = fake_provider.requests[0]

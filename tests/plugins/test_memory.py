@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.testing import collect, make_boot, make_session, run_tool
@@ -127,7 +127,6 @@ async def test_top_20_notes_are_in_the_prompt_by_hits_then_recency(setup, fake_p
     assert lines == ["- (fact) note 03", *[f"- (fact) note {i:02d}" for i in range(24, 5, -1)]]
 
 
-@pytest.mark.e2e
 def test_no_memory_loads_nothing_offers_no_tools_and_writes_nothing(tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -139,10 +138,10 @@ def test_no_memory_loads_nothing_offers_no_tools_and_writes_nothing(tmp_path, fa
         Reply.text("saved"),
         Reply.tool_call("remember", {"kind": "fact", "text": "written without memory"}),
         Reply.text("tried"))
-    first = run_agent(["-p", "learn", *base], home=home, cwd=ws, OPENAI_API_KEY="x")
+    first = run_agent_here(["-p", "learn", *base], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert first.returncode == 0, first.stderr
-    second = run_agent(["-p", "learn more", "--no-memory", *base], home=home, cwd=ws,
-                       OPENAI_API_KEY="x")
+    second = run_agent_here(["-p", "learn more", "--no-memory", *base], home=home, cwd=ws,
+                            OPENAI_API_KEY="x")
     assert second.returncode == 0, second.stderr
     bodies = fake_provider.bodies
     names = [{t["function"]["name"] for t in b.get("tools", [])} for b in bodies]
@@ -154,7 +153,7 @@ def test_no_memory_loads_nothing_offers_no_tools_and_writes_nothing(tmp_path, fa
     assert conn.execute("SELECT text FROM memory").fetchall() == [("build with make",)]
     conn.close()
     fake_provider.script(Reply.text("hello"))
-    third = run_agent(["-p", "hi", *base], home=home, cwd=ws, OPENAI_API_KEY="x")
+    third = run_agent_here(["-p", "hi", *base], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert third.returncode == 0, third.stderr  # memory on again: the note is back
     assert "- (fact) build with make" in fake_provider.bodies[4]["messages"][0]["content"]
 

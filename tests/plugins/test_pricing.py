@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.contract.providers import Usage
@@ -67,7 +67,6 @@ def test_format_usd(amount, text):
     assert format_usd(amount) == text
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("model,expected", [
     ("gpt-5", (1000 * 1.25 + 200 * 10) / 1e6),
     ("my-local-model", None),
@@ -76,9 +75,9 @@ def test_the_done_event_carries_the_turn_cost(tmp_path, fake_provider, model, ex
     fake_provider.script(Reply.text("hi", usage={"input_tokens": 1000, "output_tokens": 200}))
     ws = tmp_path / "ws"
     ws.mkdir()
-    proc = run_agent(["-p", "hello", "--json", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", model], home=tmp_path / "home",
-                     cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hello", "--json", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", model], home=tmp_path / "home",
+                          cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     done = [json.loads(line) for line in proc.stdout.splitlines()][-1]
     assert done["type"] == "done" and done["inputTokens"] == 1000

@@ -11,7 +11,7 @@ import random
 import time
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.contract import events as ev
@@ -68,12 +68,11 @@ def dirs(tmp_path):
 
 
 def resume(srv, home, ws, prompt: str):
-    return run_agent(["-c", "-p", prompt, "--provider", "openai", "--base-url", srv.openai_url,
-                      "--model", "m"], home=home, cwd=ws, timeout=120, OPENAI_API_KEY="x",
-                     AGENT_OPENAI_API="chat")
+    return run_agent_here(["-c", "-p", prompt, "--provider", "openai", "--base-url", srv.openai_url,
+                           "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
+                          AGENT_OPENAI_API="chat")
 
 
-@pytest.mark.e2e
 def test_resuming_a_long_session_costs_two_summary_requests_then_none(dirs, fake_provider):
     home, ws = dirs
     messages = history(150)  # 600 messages; the transcript needs ~30 chunks of the budget

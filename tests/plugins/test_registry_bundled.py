@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent import Effects, hookimpl
@@ -122,26 +122,26 @@ def headless_destroy(fake_provider, home, ws, bin_dir):
     fake_provider.requests.clear()
     fake_provider.script(Reply.tool_call("bash", {"command": "terraform destroy"}, id="t1"),
                          Reply.text("ok"))
-    return run_agent(["-p", "tear it down", "--yolo", "--json", "--sandbox", "off",
-                      "--provider", "openai", "--base-url", fake_provider.openai_url,
-                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
-                     PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return run_agent_here(["-p", "tear it down", "--yolo", "--json", "--sandbox", "off",
+                           "--provider", "openai", "--base-url", fake_provider.openai_url,
+                           "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x",
+                          PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
-@pytest.mark.e2e
 def test_offline_search_install_block_and_tamper(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
-    found = run_agent(["registry", "search", "terraform"], home=home, cwd=ws)
+    found = run_agent_here(["registry", "search", "terraform"], home=home, cwd=ws)
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[0].startswith("P terraform-guard ")
-    shown = run_agent(["registry", "show", "terraform-guard"], home=home, cwd=ws)
+    shown = run_agent_here(["registry", "show", "terraform-guard"], home=home, cwd=ws)
     assert "terraform* destroy*" in shown.stdout and "is not installed" in shown.stdout
     assert not (home / "registry" / "plugins" / "terraform-guard.json").exists()
 
-    installed = run_agent(["registry", "install", "terraform-guard", "--yes"], home=home, cwd=ws)
+    installed = run_agent_here(["registry", "install", "terraform-guard", "--yes"], home=home,
+                               cwd=ws)
     assert installed.returncode == 0, installed.stderr
-    listed = run_agent(["plugins", "list"], home=home, cwd=ws)
+    listed = run_agent_here(["plugins", "list"], home=home, cwd=ws)
     assert any(line.split()[:3] == ["terraform-guard", "(installed)", "enabled"]
                for line in listed.stdout.splitlines()), listed.stdout
 
@@ -158,9 +158,9 @@ def test_offline_search_install_block_and_tamper(tmp_path, fake_provider):
     weakened = json.loads(path.read_text())
     weakened["deny"] = weakened["deny"][-1:]
     path.write_text(json.dumps(weakened))
-    verify = run_agent(["registry", "verify"], home=home, cwd=ws)
+    verify = run_agent_here(["registry", "verify"], home=home, cwd=ws)
     assert verify.returncode == 1 and "changed after it was installed" in verify.stderr
-    listed = run_agent(["plugins", "list"], home=home, cwd=ws)
+    listed = run_agent_here(["plugins", "list"], home=home, cwd=ws)
     row = next(line for line in listed.stdout.splitlines()
                if line.startswith("terraform-guard (installed)"))
     assert "failed" in row and "bundled copy stays in force" in row
@@ -169,9 +169,9 @@ def test_offline_search_install_block_and_tamper(tmp_path, fake_provider):
     assert any(json.loads(line)["type"] == "tool-denied" for line in proc.stdout.splitlines())
     assert not marker.exists()
     # Reinstalling restores it.
-    assert run_agent(["registry", "install", "terraform-guard", "--yes"], home=home,
-                     cwd=ws).returncode == 0
-    assert run_agent(["registry", "verify"], home=home, cwd=ws).returncode == 0
+    assert run_agent_here(["registry", "install", "terraform-guard", "--yes"], home=home,
+                          cwd=ws).returncode == 0
+    assert run_agent_here(["registry", "verify"], home=home, cwd=ws).returncode == 0
 
 
 def test_a_tampered_remote_manifest_is_refused_and_its_rules_are_gone_loudly(tmp_path):
@@ -192,7 +192,6 @@ def test_a_tampered_remote_manifest_is_refused_and_its_rules_are_gone_loudly(tmp
     assert "changed after it was installed" in installed.problems[0][1]
 
 
-@pytest.mark.e2e
 def test_a_registry_skill_changed_after_install_is_never_read(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -205,9 +204,9 @@ def test_a_registry_skill_changed_after_install_is_never_read(tmp_path, fake_pro
     lock.record(home / "registry", "skill", "release", text, source="test", index_sha256="")
     (skills / "release.md").write_text(text.replace("Tag it.", "Push --force to main."))
     fake_provider.script(Reply.text("ok"))
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert "registry skill release refused: it was changed after it was installed" \
         in proc.stderr

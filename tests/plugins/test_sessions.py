@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from clirun import agent_env, run_agent, run_agent_here
+from clirun import agent_env, run_agent_here
 from fakeprovider import Reply
 from waiting import wait_until
 
@@ -45,8 +45,8 @@ def dirs(tmp_path):
 
 
 def agent(srv, args, home, ws, **kw):
-    return run_agent([*args, "--provider", "openai", "--base-url", srv.openai_url,
-                      "--model", "gpt-5"], home=home, cwd=ws, OPENAI_API_KEY="x", **kw)
+    return run_agent_here([*args, "--provider", "openai", "--base-url", srv.openai_url,
+                           "--model", "gpt-5"], home=home, cwd=ws, OPENAI_API_KEY="x", **kw)
 
 
 def db(home) -> sqlite3.Connection:
@@ -62,7 +62,6 @@ def wire(request) -> list[tuple[str, str]]:
 # ---- the CLI, through the fake provider -------------------------------------------------------
 
 
-@pytest.mark.e2e
 def test_continue_and_resume_send_the_earlier_exchange_to_the_model(dirs, fake_provider,
                                                                     tmp_path):
     home, ws = dirs
@@ -101,7 +100,7 @@ def test_continue_and_resume_send_the_earlier_exchange_to_the_model(dirs, fake_p
     assert ledger[0][6] == pytest.approx((1000 * 1.25 + 100 * 10) / 1e6)
     assert ledger[1][6] == pytest.approx((2000 * 1.25 + 1000 * 0.125 + 300 * 10) / 1e6)
 
-    listed = run_agent(["sessions"], home=home, cwd=ws)
+    listed = run_agent_here(["sessions"], home=home, cwd=ws)
     assert listed.returncode == 0, listed.stderr
     line = listed.stdout.strip()
     assert line.startswith(sid[:8]) and line.endswith("  6msg  capital of France?")
@@ -153,8 +152,8 @@ def test_without_the_sessions_plugin_c_and_r_say_so_and_a_run_is_not_saved(dirs,
     seed(home, ws, "0190abcd-1111-7000-8000-000000000001").close()
     for flag in (["-c"], ["-r", "0190abcd"]):
         done = run_agent_here([*flag, "--disable", "sessions", "-p", "x", "--provider",
-                               "openai", "--base-url", fake_provider.openai_url, "--model",
-                               "gpt-5"], home=home, cwd=ws, OPENAI_API_KEY="x")
+                                    "openai", "--base-url", fake_provider.openai_url, "--model",
+                                    "gpt-5"], home=home, cwd=ws, OPENAI_API_KEY="x")
         assert done.returncode == 2, done.stderr
         assert f"agent: {flag[0]} continues a saved session, but no enabled plugin keeps " \
                "saved sessions" in done.stderr
@@ -162,8 +161,8 @@ def test_without_the_sessions_plugin_c_and_r_say_so_and_a_run_is_not_saved(dirs,
     assert fake_provider.requests == []
     fake_provider.script(Reply.text("Hello."))
     done = run_agent_here(["--disable", "sessions", "-p", "hi", "--provider", "openai",
-                           "--base-url", fake_provider.openai_url, "--model", "gpt-5"],
-                          home=home, cwd=ws, OPENAI_API_KEY="x")
+                                "--base-url", fake_provider.openai_url, "--model", "gpt-5"],
+                               home=home, cwd=ws, OPENAI_API_KEY="x")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello.\n" and len(fake_provider.requests) == 1
     assert db(home).execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1  # the seed

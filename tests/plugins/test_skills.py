@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.lib import frontmatter
@@ -60,7 +60,6 @@ def test_multi_line_descriptions_are_read_as_yaml():
         assert " ".join(doc.meta["description"].split()) == "Review a change for correctness."
 
 
-@pytest.mark.e2e
 def test_a_block_scalar_description_reaches_the_catalogue_the_model_sees(dirs, fake_provider):
     ws, home = dirs
     folder = ws / ".agent" / "skills"
@@ -68,8 +67,9 @@ def test_a_block_scalar_description_reaches_the_catalogue_the_model_sees(dirs, f
     (folder / "multi.md").write_text("---\nname: multi\ndescription: |\n  Two\n  lines\n---\n"
                                      "Do it.\n")
     fake_provider.script(Reply.text("ok"))
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
-                      "--model", "m"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=home, cwd=ws,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     system = system_of(fake_provider.requests[0])
     assert "\n- multi: Two lines" in system and "- multi: |" not in system
@@ -227,14 +227,13 @@ async def test_a_skill_installed_mid_session_is_offered_at_the_next_step(dirs, f
     skills._libraries.clear()
 
 
-@pytest.mark.e2e
 def test_no_skills_flag_removes_tool_and_catalogue(dirs, fake_provider):
     ws, home = dirs
     args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
             "--model", "m"]
     fake_provider.script(Reply.text("with"), Reply.text("without"))
-    with_skills = run_agent(args, home=home, cwd=ws, OPENAI_API_KEY="x")
-    without = run_agent([*args, "--no-skills"], home=home, cwd=ws, OPENAI_API_KEY="x")
+    with_skills = run_agent_here(args, home=home, cwd=ws, OPENAI_API_KEY="x")
+    without = run_agent_here([*args, "--no-skills"], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert with_skills.returncode == 0 and without.returncode == 0, without.stderr
     first, second = fake_provider.requests
     assert "skill" in tool_names(first) and "- commit: " in system_of(first)

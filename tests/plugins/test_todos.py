@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.loop.session import Runtime
@@ -123,16 +123,15 @@ async def test_the_list_is_in_the_next_steps_system_prompt(boot, fake_provider):
     assert "todo_write" in tool_names
 
 
-@pytest.mark.e2e
 def test_the_list_survives_continue(tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
     fake_provider.script(Reply.tool_call("todo_write", PLAN, id="c1"), Reply.text("planned"),
                          Reply.text("carrying on"))
     common = ["--provider", "openai", "--base-url", fake_provider.openai_url, "--model", "m"]
-    first = run_agent(["-p", "plan the fix", *common], home=home, cwd=ws, OPENAI_API_KEY="x")
+    first = run_agent_here(["-p", "plan the fix", *common], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert first.returncode == 0, first.stderr
     assert "[denied]" not in first.stderr  # auto-approved even headless without --yolo
-    again = run_agent(["-c", "-p", "continue", *common], home=home, cwd=ws, OPENAI_API_KEY="x")
+    again = run_agent_here(["-c", "-p", "continue", *common], home=home, cwd=ws, OPENAI_API_KEY="x")
     assert again.returncode == 0, again.stderr
     assert system_prompt(fake_provider.requests[2]).endswith(BLOCK)
