@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import subprocess
@@ -36,6 +37,10 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None 
     process itself (signals, kill -9, the entry point, startup imports) use :func:`run_agent`.
     The environment, working directory and standard streams are this process's for the
     duration and restored after; stdin holds ``input`` (empty without it), not a terminal.
+    A ``PYTHONPATH=`` given here is what a new interpreter would make of it: its folders
+    lead ``sys.path`` for the run (plugins installed there are found and imported), the ones
+    of this process's own ``PYTHONPATH`` that it leaves out are taken off, and after the run
+    the path is restored and the modules imported from those folders are forgotten.
     """
     from agent.boot.cli import main
 
@@ -46,6 +51,7 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None 
     os.environ.clear()
     os.environ.update(agent_env(home, **env))
     os.chdir(cwd)
+    saved_path, sites = list(sys.path), _use_pythonpath(env.get("PYTHONPATH"))
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
     try:
         try:
@@ -56,9 +62,34 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None 
         err.flush()
     finally:
         sys.stdin, sys.stdout, sys.stderr = streams
+        sys.path[:] = saved_path
+        _forget_modules_from(sites)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(
         args, code, out.buffer.getvalue().decode("utf-8", "surrogateescape"),
         err.buffer.getvalue().decode("utf-8", "replace"))
+
+
+def _use_pythonpath(given: str | None) -> list[str]:
+    """Put ``given`` (a PYTHONPATH value) on ``sys.path`` as a new interpreter would; the
+    folders added, to forget their modules after."""
+    if given is None:
+        return []
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    wanted = [p for p in given.split(os.pathsep) if p]
+    sys.path[:] = wanted + [p for p in sys.path if p not in wanted and p not in inherited]
+    importlib.invalidate_caches()
+    return wanted
+
+
+def _forget_modules_from(folders: list[str]) -> None:
+    """Drop the modules imported from ``folders``: the next run's plugins of the same name
+    (another test's site) are imported afresh, as in a new process."""
+    roots = [os.path.join(os.path.realpath(f), "") for f in folders]
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if where and any(os.path.realpath(where).startswith(root) for root in roots):
+            del sys.modules[name]
+    importlib.invalidate_caches()

@@ -2,7 +2,9 @@
 written ``async def`` never let a call through, and never stop the session.
 
 Each misbehaving guard is a real distribution on PYTHONPATH (a module plus dist-info entry
-points), loaded by the real ``agent`` command like any installed plugin.  The oracles: the
+points), loaded like any installed plugin by the real CLI (``agent.cli.main`` in this process,
+``run_agent_here``: the PYTHONPATH site leads ``sys.path`` as in a new interpreter, and its
+modules are forgotten after the run).  The oracles: the
 victim file's bytes, a marker file a shell command would create, the exit code.
 """
 
@@ -12,7 +14,7 @@ import json
 import textwrap
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent.contract.tools import Effects, ToolCall
@@ -75,16 +77,15 @@ def hostile_script(fake_provider, ws):
 
 
 def run(fake_provider, ws, home, site, *extra):
-    return run_agent(["-p", "go", "--json", "--yolo", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m", *extra],
-                     home=home, cwd=ws, PYTHONPATH=str(site), OPENAI_API_KEY="x", timeout=90)
+    return run_agent_here(["-p", "go", "--json", "--yolo", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", *extra],
+                          home=home, cwd=ws, PYTHONPATH=str(site), OPENAI_API_KEY="x")
 
 
 def events_of(proc):
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
         world, fake_provider, kind):
@@ -112,7 +113,6 @@ def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
     assert told and all(name in t for t in told)
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["string", "dict", "bad_decision"])
 def test_a_garbage_answer_is_reported_with_what_it_was(world, fake_provider, kind):
     ws, home, site = world
@@ -125,11 +125,10 @@ def test_a_garbage_answer_is_reported_with_what_it_was(world, fake_provider, kin
     assert shown in notice
 
 
-@pytest.mark.e2e
 def test_an_async_guard_is_refused_at_registration(world, fake_provider):
     ws, home, site = world
     make_guard_dist(site, "async_guard", "return Verdict.allow()", is_async=True)
-    proc = run_agent(["plugins"], home=home, cwd=ws, PYTHONPATH=str(site))
+    proc = run_agent_here(["plugins"], home=home, cwd=ws, PYTHONPATH=str(site))
     row = next(line for line in proc.stdout.splitlines() if line.startswith("async_guard"))
     assert "failed" in row and "async def" in row
     fake_provider.script(Reply.text("hi"))
@@ -138,7 +137,6 @@ def test_an_async_guard_is_refused_at_registration(world, fake_provider):
     assert "plugin async_guard failed to load" in proc.stderr and "async def" in proc.stderr
 
 
-@pytest.mark.e2e
 def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
     """A refused plugin is unregistered whole: its tools are not offered either."""
     ws, home, site = world
@@ -167,7 +165,6 @@ def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
     assert "asyncy_tool" not in names and "read_file" in names
 
 
-@pytest.mark.e2e
 def test_a_hung_guard_does_not_stop_a_later_turn_or_the_builtin_guards(world, fake_provider):
     """With a guard hung on an earlier call, the next calls are refused at once (no thread
     pile-up), the builtin guards still answer, and the process exits."""
@@ -235,12 +232,11 @@ async def test_a_slow_guard_never_blocks_the_event_loop(tmp_path):
     assert by == "rule"  # the guard answered None once released: no fault
 
 
-@pytest.mark.e2e
 def test_policy_explain_times_out_a_hung_guard_too(world):
     ws, home, site = world
     make_guard_dist(site, "hanger", "threading.Event().wait()")
-    proc = run_agent(["policy", "explain", "read_file", '{"path": "victim.txt"}'],
-                     home=home, cwd=ws, PYTHONPATH=str(site), timeout=60)
+    proc = run_agent_here(["policy", "explain", "read_file", '{"path": "victim.txt"}'],
+                          home=home, cwd=ws, PYTHONPATH=str(site))
     assert proc.returncode == 0, proc.stderr
     assert "decision: deny" in proc.stdout and "hanger" in proc.stdout
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 
 from agent import (
@@ -57,7 +57,6 @@ def test_agent_addoption_declares_a_config_key(tmp_path):
         boot_with(tmp_path / "c", P(), file_data={"probe_level": "high"})
 
 
-@pytest.mark.e2e
 def test_agent_configure_can_stop_startup(tmp_path, fake_provider):
     site = tmp_path / "site"
     site.mkdir()
@@ -71,14 +70,13 @@ def agent_configure(config):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: strict\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[agent.plugins]\nstrict = strict\n")
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url], home=tmp_path / "h", cwd=tmp_path,
-                     PYTHONPATH=str(site), OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url], home=tmp_path / "h", cwd=tmp_path,
+                          PYTHONPATH=str(site), OPENAI_API_KEY="x")
     assert proc.returncode == 2 and "strict: set probe_mode" in proc.stderr
     assert fake_provider.requests == []
 
 
-@pytest.mark.e2e
 def test_agent_unconfigure_runs_at_exit(tmp_path, fake_provider):
     site = tmp_path / "site"
     site.mkdir()
@@ -95,9 +93,9 @@ def agent_unconfigure(config):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: closer\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[agent.plugins]\ncloser = closer\n")
     fake_provider.script(Reply.text("ok"))
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
-                     cwd=tmp_path, PYTHONPATH=str(site), OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
+                          cwd=tmp_path, PYTHONPATH=str(site), OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert marker.read_text() == "closed"
 
@@ -225,7 +223,6 @@ def test_agent_register_commands_and_keys(tmp_path):
     assert keymap.bound["f9"] == "probe"
 
 
-@pytest.mark.e2e
 def test_agent_register_cli_commands(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
@@ -244,7 +241,7 @@ def agent_register_cli_commands(register):
     (info / "entry_points.txt").write_text("[agent.plugins]\nhello_cmd = hello_cmd\n")
     ws = tmp_path / "proj"
     ws.mkdir()
-    proc = run_agent(["hello", "world"], home=tmp_path / "h", cwd=ws, PYTHONPATH=str(site))
+    proc = run_agent_here(["hello", "world"], home=tmp_path / "h", cwd=ws, PYTHONPATH=str(site))
     assert proc.returncode == 5 and proc.stdout.strip() == "hello world proj"
 
 
