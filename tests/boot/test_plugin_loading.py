@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
 ROOT = Path(__file__).parents[2]
@@ -42,10 +42,9 @@ def agent_register_toolz(register, config):
     return site, marker
 
 
-@pytest.mark.e2e
 def test_list_reports_every_state(tmp_path, site):
     path, marker = site
-    proc = run_agent(["plugins"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH=str(path))
+    proc = run_agent_here(["plugins"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH=str(path))
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
     assert "essential" in rows["core"]
@@ -55,7 +54,6 @@ def test_list_reports_every_state(tmp_path, site):
     assert "enabled" in rows["tattler"] and marker.exists()
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["config", "flag", "env"])
 def test_blocked_plugin_is_never_imported(tmp_path, site, fake_provider, how):
     path, marker = site
@@ -71,7 +69,7 @@ def test_blocked_plugin_is_never_imported(tmp_path, site, fake_provider, how):
     else:
         env["AGENT_DISABLE_PLUGINS"] = "tattler,other"
     fake_provider.script(Reply.text("fine"))
-    proc = run_agent(args, home=home, cwd=tmp_path, **env)
+    proc = run_agent_here(args, home=home, cwd=tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
     assert not marker.exists()
@@ -79,32 +77,29 @@ def test_blocked_plugin_is_never_imported(tmp_path, site, fake_provider, how):
     assert "plugin broken failed to load" in proc.stderr
 
 
-@pytest.mark.e2e
 def test_disable_and_enable_edit_config_without_importing(tmp_path, site):
     path, marker = site
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text('# my settings\nmodel = "m"  # keep me\n')
-    proc = run_agent(["plugins", "disable", "tattler"], home=home, cwd=tmp_path,
-                     PYTHONPATH=str(path))
+    proc = run_agent_here(["plugins", "disable", "tattler"], home=home, cwd=tmp_path,
+                          PYTHONPATH=str(path))
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
     text = (home / "config.toml").read_text()
     assert "# my settings" in text and "# keep me" in text and '"tattler"' in text
-    run_agent(["plugins", "enable", "tattler"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
+    run_agent_here(["plugins", "enable", "tattler"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
     assert '"tattler"' not in (home / "config.toml").read_text() and not marker.exists()
 
 
-@pytest.mark.e2e
 def test_essential_plugin_refuses_to_be_disabled(tmp_path):
-    proc = run_agent(["plugins", "disable", "core"], home=tmp_path / "h", cwd=tmp_path)
+    proc = run_agent_here(["plugins", "disable", "core"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 2 and "essential" in proc.stderr
     assert not (tmp_path / "h" / "config.toml").exists()
 
 
-@pytest.mark.e2e
 def test_unknown_plugin_name_is_refused(tmp_path):
-    proc = run_agent(["plugins", "disable", "nosuch"], home=tmp_path / "h", cwd=tmp_path)
+    proc = run_agent_here(["plugins", "disable", "nosuch"], home=tmp_path / "h", cwd=tmp_path)
     assert proc.returncode == 2 and 'no such plugin "nosuch"' in proc.stderr
 
 
@@ -184,13 +179,12 @@ def test_every_builtin_plugin_is_an_entry_point():
     assert modules <= listed, modules - listed
 
 
-@pytest.mark.e2e
 def test_no_plugins_keeps_builtins_and_drops_third_party(tmp_path, site, fake_provider):
     path, marker = site
     fake_provider.script(Reply.text("still works"))
-    proc = run_agent(["-p", "hi", "--no-plugins", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
-                     cwd=tmp_path, PYTHONPATH=str(path), OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--no-plugins", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
+                          cwd=tmp_path, PYTHONPATH=str(path), OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "still works\n" and not marker.exists()
     assert "plugin broken failed" not in proc.stderr  # blocked before import
@@ -198,13 +192,12 @@ def test_no_plugins_keeps_builtins_and_drops_third_party(tmp_path, site, fake_pr
     assert "read_file" in tools and "scribble" not in tools  # builtins stay, example is gone
 
 
-@pytest.mark.e2e
 def test_unknown_plugin_names_in_config_are_reported(tmp_path, fake_provider):
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text('[plugins]\ndisabled = ["gaurd"]\n')
     fake_provider.script(Reply.text("ok"))
-    proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
-                      fake_provider.openai_url, "--model", "m"], home=home, cwd=tmp_path,
-                     OPENAI_API_KEY="x")
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m"], home=home, cwd=tmp_path,
+                          OPENAI_API_KEY="x")
     assert proc.returncode == 0 and "plugin gaurd: no such plugin" in proc.stderr
