@@ -136,7 +136,7 @@ def encode(message: Message) -> str:
 
 # Only the estimate is kept per message, not its JSON: a copy of the whole history's JSON
 # was most of what a long turn's memory grew by.
-_tokens = PassMemo("tokens")
+_tokens = PassMemo("tokens", keep=1)
 
 
 def tokens(message: Message) -> int:

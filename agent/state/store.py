@@ -42,6 +42,8 @@ DB_NAME = "agent.db"
 
 #: How long a writer waits for another process's write transaction, in milliseconds.
 BUSY_TIMEOUT_MS = 10_000
+#: SQLite page cache per connection (KiB).
+CACHE_KIB = 256
 
 #: Prompt history entries kept per directory.
 HISTORY_LIMIT = 200
@@ -216,6 +218,9 @@ def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path,
             # In WAL mode NORMAL loses nothing on a process crash, only on power loss.
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # A small page cache: a long session only appends, and the default 2 MiB cache
+            # filled with pages written once was memory a long turn grew by.
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             _migrate(conn, migrations, path)
             apply_schemas(conn, schemas, path)
             return

@@ -38,7 +38,10 @@ def _importers():
     for ident, frame in sys._current_frames().items():
         while frame is not None:
             code = frame.f_code
-            if code.co_name == "_find_and_load" and frame.f_locals.get("name") == __name__:
+            # _find_and_load: the first import; _lock_unlock_module: one that finds the
+            # module in sys.modules, half-initialised, and waits for its lock
+            if code.co_name in ("_find_and_load", "_lock_unlock_module") \\
+                    and frame.f_locals.get("name") == __name__:
                 names.add(by_id.get(ident, str(ident)))
                 break
             frame = frame.f_back
@@ -131,6 +134,9 @@ def test_keys_typed_while_the_turn_waits_for_the_sdk_import_echo_at_once(tmp_pat
         importers = (sdk / "importers").read_text().split()
         assert "MainThread" not in importers, importers  # the event loop never waited on it
         assert others
+        # The warm-up after the first frame asks for the same module (first, or waiting).
+        wait_until(lambda: "warmup" in (sdk / "importers").read_text().split(),
+                   "the warm-up thread to import the SDK", term)
         term.send("\x15")  # ctrl-u: clear the prompt
         (sdk / "release").write_text("go on")
         term.wait_for("hello from the slow sdk", timeout=60)
