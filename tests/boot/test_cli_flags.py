@@ -7,7 +7,6 @@ row here fails the first test.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -47,10 +46,11 @@ def marker_server(tmp_path: Path) -> Path:
     marker = tmp_path / "mcp-started"
     home = tmp_path / "h"
     home.mkdir(exist_ok=True)
-    script = tmp_path / "server.py"
-    script.write_text(f"open({str(marker)!r}, 'w').close()\nimport sys\nsys.stdin.read()\n")
+    # A shell, not Python: the marker must be written within the startup timeout even on a
+    # loaded machine, where an interpreter's own start can take seconds.
+    script = f"touch '{marker}'; exec cat >/dev/null"
     (home / "config.toml").write_text(
-        f'[mcp_servers.probe]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n'
+        f'[mcp_servers.probe]\ncommand = "/bin/sh"\nargs = ["-c", {script!r}]\n'
         # It never answers: the run waits this long for it, not the default 10 s.
         'startup_timeout = 3\n')
     return marker
