@@ -37,6 +37,10 @@ def agent_addoption(options):
                             "terminal's own scrollback as the session runs"))
 
 
+#: With no [ui] table there is nothing to check at startup: the plugin stays unimported
+#: until the UI asks for its commands (a headless run never does).
+AGENT_IDLE_WHEN = {"config": {"ui": {}}}
+
 UI_KEYS = {"alt_screen": bool, "inline_reflow": bool}
 
 

@@ -7,8 +7,8 @@ misspelled hook still fails the plugin).  Calling a stub imports the plugin (onc
 the real implementation; from then on pluggy calls the real functions directly.
 
 Recorded registrations (:data:`agent.boot.plugin_cache.RECORDED`) are replayed from the cache while
-the plugin is not imported: its options, and providers and CLI subcommands whose callables
-import the plugin when called.
+the plugin is not imported: its options, and providers, tools and CLI subcommands whose
+callables (a tool's ``run``, ``effects``, ``describe``) import the plugin when called.
 
 A plugin that declares ``AGENT_IDLE_WHEN`` (config keys at given values, paths under the
 config dir absent) is *idle* in a run where all of it holds: its ``agent_configure`` is
@@ -199,9 +199,14 @@ class LazyPlugin:
         try:
             if name == "agent_addoption":
                 built = [(kwargs["options"].add, (_build(call, {}),), {}) for call in calls]
-            elif name == "agent_register_providers":
+            elif name in ("agent_register_providers", "agent_register_tools"):
+                # One replay stands for one call of the real hook: the callables it hands
+                # out come from one real registration, made when the first is called (a
+                # tool's run and effects may share state their registration set up).
+                made: list[Any] = []
                 built = [(kwargs["register"], (_build(call, {
-                    field: self._deferred(name, index, field) for field in call["lazy"]}),), {})
+                    field: self._deferred(name, index, field, made)
+                    for field in call["lazy"]}),), {})
                     for index, call in enumerate(calls)]
             else:
                 built = [(kwargs["register"], (call["name"], self._deferred(name, index, None),
@@ -216,16 +221,21 @@ class LazyPlugin:
             register(*args, **keywords)
         return True
 
-    def _deferred(self, hook_name: str, index: int, field: str | None) -> Callable[..., Any]:
+    def _deferred(self, hook_name: str, index: int, field: str | None,
+                  made: list[Any] | None = None) -> Callable[..., Any]:
         """A callable standing for what the ``index``-th registration passed (``field`` of
-        the registered object, or the CLI handler): imports the plugin when called."""
+        the registered object, or the CLI handler): imports the plugin when called.
+        ``made`` holds the real registrations of one replay once one was needed."""
         def deferred(*args: Any, **kwargs: Any) -> Any:
-            return self._registered(hook_name, index, field)(*args, **kwargs)
+            return self._registered(hook_name, index, field, made)(*args, **kwargs)
 
         deferred.__name__ = f"{self._plugin_name}_{field or 'handler'}"
         return deferred
 
-    def _registered(self, hook_name: str, index: int, field: str | None) -> Callable[..., Any]:
+    def _registered(self, hook_name: str, index: int, field: str | None,
+                    shared: list[Any] | None = None) -> Callable[..., Any]:
+        if shared:
+            return getattr(shared[index], field or "")  # type: ignore[no-any-return]
         function = self._real_function(hook_name)
         self._wake()
         if function is None:  # the description named a hook the plugin no longer has
@@ -240,6 +250,8 @@ class LazyPlugin:
             return made[index]  # type: ignore[no-any-return]
         function(**_pick(function, {"register": made.append,
                                     "config": plugin_cache.NO_CONFIG}))
+        if shared is not None:
+            shared[:] = made  # kept only once the registration succeeded
         return getattr(made[index], field or "")  # type: ignore[no-any-return]
 
 

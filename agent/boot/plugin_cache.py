@@ -31,11 +31,12 @@ import pluggy
 from agent.boot.cli_help import normalise_usage
 
 #: Bumped when the shape of an entry changes, so an old file is rebuilt, never misread.
-FORMAT = 5
+FORMAT = 6
 
 #: Registration hooks whose contributions are recorded (when the plugin's implementation
 #: does not read the config): replaying them needs no import.
-RECORDED = ("agent_addoption", "agent_register_providers", "agent_register_cli_commands")
+RECORDED = ("agent_addoption", "agent_register_providers", "agent_register_cli_commands",
+            "agent_register_tools")
 
 #: The module attribute where a plugin says when it has nothing to do (see docs/plugins.md).
 IDLE_ATTRIBUTE = "AGENT_IDLE_WHEN"
@@ -273,6 +274,13 @@ def record(hook_name: str, function: Callable[..., Any]) -> list[Any]:
             calls.append(encode_dataclass(spec, allow_callables=True))
 
         _call(function, register=register_spec, config=NO_CONFIG)
+    elif hook_name == "agent_register_tools":
+        # A tool's name, description and schema are what a turn needs of it until the model
+        # calls it: its run, effects and describe import the plugin when called.
+        def register_tool(tool: Any) -> None:
+            calls.append(encode_dataclass(tool, allow_callables=True))
+
+        _call(function, register=register_tool, config=NO_CONFIG)
     elif hook_name == "agent_register_cli_commands":
         def register_cli(name: str, handler: Any, summary: str = "", usage: Any = ()) -> None:
             if not isinstance(name, str) or not isinstance(summary, str) \

@@ -74,6 +74,22 @@ def agent_prompt_fragments(session):
     return [Fragment("lazy-speaks", "SPEAKS-{version}")]
 '''
 
+TOOL = '''"""Contributes a tool whose registration reads no config: recorded, imported on a call."""
+from pathlib import Path
+Path({marker!r}).write_text("imported")
+from agent import Effects, Tool, hookimpl
+
+async def run(args, ctx):
+    return "LAZY-TOOL-SAYS " + args["word"].upper()
+
+@hookimpl
+def agent_register_tools(register):
+    register(Tool("lazy_shout", "Shouts a word back.", run,
+                  {{"type": "object", "properties": {{"word": {{"type": "string"}}}},
+                   "required": ["word"], "additionalProperties": False}},
+                  effects=lambda args: Effects(), read_only=True, subjectless=True))
+'''
+
 
 @pytest.fixture
 def site(tmp_path):
@@ -81,12 +97,14 @@ def site(tmp_path):
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     markers = {name: tmp_path / f"{name}.imported" for name in ("lazy_ui", "lazy_idle",
-                                                                 "lazy_speaks", "lazy_off")}
+                                                                 "lazy_speaks", "lazy_off",
+                                                                 "lazy_tool")}
     make_dist(site, "lazy_ui", UI_ONLY.format(marker=str(markers["lazy_ui"])))
     make_dist(site, "lazy_idle", IDLE.format(marker=str(markers["lazy_idle"])))
     make_dist(site, "lazy_speaks", SPEAKS.format(marker=str(markers["lazy_speaks"]),
                                                  version="ONE"))
     make_dist(site, "lazy_off", UI_ONLY.format(marker=str(markers["lazy_off"])))
+    make_dist(site, "lazy_tool", TOOL.format(marker=str(markers["lazy_tool"])))
     return site, markers
 
 
@@ -128,11 +146,15 @@ def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
     assert not markers["lazy_off"].exists(), "a disabled plugin was imported"
     assert markers["lazy_speaks"].exists() and "SPEAKS-ONE" in system
     assert "IDLE-PLUGIN-SAYS" not in system
+    assert not markers["lazy_tool"].exists(), "a tool nobody called imported its plugin"
     # builtins: the provider not selected, MCP without servers, the registry with nothing
-    # installed, the renderers of the UI
+    # installed, the renderers of the UI, the UI's commands (no [ui] table to check), and
+    # the plugins that only register tools the turn did not call
     for module in ("plugins_builtin.anthropic", "plugins_builtin.mcp",
                    "plugins_builtin.registry", "plugins_builtin.markdown",
-                   "plugins_builtin.diff", "anthropic", "mcp"):
+                   "plugins_builtin.diff", "plugins_builtin.commands",
+                   "plugins_builtin.files", "plugins_builtin.git", "plugins_builtin.time",
+                   "plugins_builtin.web_fetch", "anthropic", "mcp"):
         assert module not in modules, f"{module} was imported on the headless path"
     assert "plugins_builtin.openai" in modules and "openai" in modules
 
@@ -148,6 +170,28 @@ def test_only_the_wire_api_in_use_is_imported(tmp_path, site, fake_provider, api
     modules, _, _ = headless(tmp_path, path, fake_provider, AGENT_OPENAI_API=api)
     assert used in modules
     assert not [m for m in modules if m == unused or m.startswith(unused + ".")]
+
+
+def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, site,
+                                                                   fake_provider):
+    path, markers = site
+    (tmp_path / "notes.txt").write_text("READ-FROM-DISK 42\n")
+    headless(tmp_path, path, fake_provider)
+    clear(markers)
+    fake_provider.script(Reply(tool_calls=[("lazy_shout", {"word": "quiet"}),
+                                           ("read_file", {"path": "notes.txt"})]))
+    modules, _, _ = headless(tmp_path, path, fake_provider)
+    # the schema the model saw came from the cache, exactly as the plugin declares it
+    first = fake_provider.bodies[-2]
+    offered = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    assert offered["lazy_shout"]["parameters"]["required"] == ["word"]
+    assert offered["lazy_shout"]["description"] == "Shouts a word back."
+    assert "read_file" in offered
+    # called, each plugin was imported and its tool ran for real
+    results = [m["content"] for m in fake_provider.bodies[-1]["messages"] if m["role"] == "tool"]
+    assert results[0] == "LAZY-TOOL-SAYS QUIET"
+    assert "READ-FROM-DISK 42" in results[1]
+    assert markers["lazy_tool"].exists() and "plugins_builtin.files" in modules
 
 
 def test_an_idle_plugin_works_as_before_once_configured(tmp_path, site, fake_provider):
