@@ -155,11 +155,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--version") and len(argv) == 1:
         print(version_line())
         return 0
-    quiet_logging()
-    try:
-        return _dispatch(argv)
-    finally:
-        _secure_state()
+    from agent.lib import collector
+
+    # no collection while starting: the headless turn, the UI's first frame or a
+    # subcommand's own work resumes it (agent.lib.collector)
+    with collector.paused_for_startup():
+        quiet_logging()
+        try:
+            return _dispatch(argv)
+        finally:
+            _secure_state()
 
 
 def _secure_state() -> None:
@@ -175,7 +180,10 @@ def _secure_state() -> None:
 
 
 def _dispatch(argv: list[str]) -> int:
+    from agent.lib import collector
+
     if argv and argv[0] in SUBCOMMANDS:
+        collector.resume()
         return SUBCOMMANDS[argv[0]](argv[1:])
     if argv and not argv[0].startswith("-") and argv[0].isidentifier():
         code = _plugin_subcommand(argv)
@@ -187,6 +195,7 @@ def _dispatch(argv: list[str]) -> int:
 def _plugin_subcommand(argv: list[str]) -> int | None:
     """``agent NAME ...`` for a subcommand a plugin registered; None if there is none."""
     from agent.boot.runtime import StartupError, finish_config, load_plugins
+    from agent.lib import collector
 
     try:
         paths, file_data, host, hooks, options = load_plugins()
@@ -200,6 +209,7 @@ def _plugin_subcommand(argv: list[str]) -> int | None:
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
+    collector.resume()
     try:
         return int(commands[argv[0]].handler(argv[1:], boot) or 0)
     finally:
@@ -266,6 +276,9 @@ def run_main(argv: list[str]) -> int:
     if code:
         return code
     if headless:
+        from agent.lib import collector
+
+        collector.resume()
         return _run_headless(boot, prompt, args.json)
     from agent.ui import launch
 

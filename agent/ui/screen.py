@@ -130,6 +130,9 @@ def _warm(app: App) -> None:
     SDK (0.3-0.9 s), the markdown renderer and the Python lexer.  Nothing of it is on the
     path to the first frame, and the first streamed answer does not stall on it."""
     from agent.contract.blocks import Block
+    from agent.lib import collector
+
+    collector.resume(freeze=True)  # the first frame is up: start-up is over (held off by the CLI)
 
     spec = app.runtime.provider_spec if app.runtime is not None else None
     modules = spec.warm_modules if spec is not None else ()
