@@ -9,6 +9,7 @@ so a thousand deltas between two frames cost one render of one chunk.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from agent.contract import events as ev
@@ -286,25 +287,50 @@ def show_unsaved(app: App, count: int, reason: str) -> None:
                                           f"not in the state database ({reason})"))
 
 
-def replay(app: App, messages: list[Any], limit: int = 200) -> None:
-    """Show a resumed session's last messages in the transcript (compactly)."""
+#: Messages a resumed session shows at first, and shows more of each time the user scrolls
+#: up past the top: a 10,000-message session must not build 10,000 widget trees up front.
+REPLAY_PAGE = 200
+
+
+def replay(app: App, messages: list[Any], limit: int = REPLAY_PAGE) -> None:
+    """Show a resumed session's last ``limit`` messages in the transcript (compactly); the
+    earlier ones come a page at a time when the user scrolls up past the top."""
     results: dict[str, Any] = {}
     for message in messages:
         for part in message.tool_results:
             results[part.call_id] = part
-    for message in messages[-limit:]:
+    start = max(0, len(messages) - limit)
+    for block in _replayed(app, messages[start:], results):
+        app.transcript.add(block)
+    shown = [start]
+
+    def earlier() -> list[Block]:
+        """The blocks of the page before the earliest message shown (none once the start
+        of the session is shown, or after the session changed)."""
+        if shown[0] == 0 or app.session is None or app.session.messages is not messages:
+            return []
+        first = max(0, shown[0] - limit)
+        blocks = list(_replayed(app, messages[first:shown[0]], results))
+        shown[0] = first
+        return blocks
+
+    app.transcript.earlier = earlier if start > 0 else None
+
+
+def _replayed(app: App, messages: list[Any], results: dict[str, Any]) -> Iterator[Block]:
+    for message in messages:
         if message.role == "user" and message.text.strip():
-            app.add("user", message.text)
+            yield Block("user", message.text)
         elif message.role == "assistant":
             for chunk in pieces.chunks(message.text):
-                app.transcript.add(Block("markdown", chunk.source, chunk.data()))
+                yield Block("markdown", chunk.source, chunk.data())
             for call in message.tool_calls:
                 res = results.get(call.id)
                 status = "ok" if res is None or not res.is_error else "error"
                 summary = toolfmt.summary(call.name, res.output if res else "",
                                           is_error=status == "error") if res else ""
-                app.transcript.add(Block("tool", call.name, {
+                yield Block("tool", call.name, {
                     "name": call.name,
                     "details": toolfmt.details(call.name, call.arguments,
                                                app.tool_named(call.name)),
-                    "status": status, "summary": summary}))
+                    "status": status, "summary": summary})

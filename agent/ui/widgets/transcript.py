@@ -101,6 +101,10 @@ class Transcript(urwid.WidgetWrap):
         self.jump_key = "ctrl end"
         self.size: tuple[int, int] = (80, 24)
         self.spacing = True
+        #: the blocks of earlier messages not shown yet (a resumed session shows its last
+        #: page first), asked for when a scroll up reaches the top; they go in under the
+        #: header
+        self.earlier: Callable[[], list[Block]] | None = None
         super().__init__(self.listbox)
 
     @property
@@ -165,6 +169,7 @@ class Transcript(urwid.WidgetWrap):
 
     def clear(self) -> None:
         del self.walker[:]
+        self.earlier = None
         self.follow_end()
 
     def follow_end(self) -> None:
@@ -189,6 +194,11 @@ class Transcript(urwid.WidgetWrap):
         if self.follow:
             self._pin_bottom(size)
             self.follow = False
+        upward = action in ("scroll-top", "scroll-up", "scroll-line-up")
+        if upward and self.earlier is not None and "top" in self.listbox.ends_visible(size):
+            # At the top of what is shown: the earlier page goes in above, and this scroll
+            # moves into it (the rows in view stay where they are until then).
+            self._load_earlier(size)
         if action == "scroll-top":
             self.listbox.change_focus(size, 0, offset_inset=0)
         else:
@@ -197,6 +207,37 @@ class Transcript(urwid.WidgetWrap):
             self.listbox.keypress(size, key)
         if "bottom" in self.listbox.ends_visible(size):
             self.follow_end()
+
+    def _load_earlier(self, size: tuple[int, int]) -> None:
+        """Insert the earlier page under the header, keeping the rows now in view where
+        they are (the scroll that asked for it then moves into it)."""
+        assert self.earlier is not None
+        at = 1 if len(self.walker) and self.walker[0].block.kind == "header" else 0
+        middle, top, bottom = self.listbox.calculate_visible(size)
+        if middle is None:
+            return
+        # every visible widget with the row it starts at, top down
+        visible = []
+        row = middle[0]
+        for _, pos, rows in top[1]:  # upward from the focus
+            row -= rows
+            visible.insert(0, (pos, row))
+        visible.append((middle[2], middle[0]))
+        row = middle[0] + middle[3]
+        for _, pos, rows in bottom[1]:
+            visible.append((pos, row))
+            row += rows
+        # The first widget at or below where the page goes in keeps its place, taking that
+        # of the header above it if the header showed: the page then lies just above it.
+        anchor = next(((pos, min(row, visible[0][1])) for pos, row in visible if pos >= at),
+                      None)
+        blocks = self.earlier()
+        if not blocks:
+            self.earlier = None
+            return
+        self.walker[at:at] = [Entry(block, self._wrap(block)) for block in blocks]
+        if anchor is not None:
+            self.listbox.change_focus(size, anchor[0] + len(blocks), offset_inset=anchor[1])
 
     def _list_size(self, size: tuple[int, int]) -> tuple[int, int]:
         """The list box's size: one row less while the "new output below" marker shows."""
