@@ -285,20 +285,20 @@ CONFIG = '# my settings\nmodel = "gpt-x"\n\n[plugins]\ndisabled = []\n' + "# pad
 
 @pytest.mark.parametrize("kind", ["full", "read-only"])
 def test_a_config_rewrite_on_a_broken_disk_keeps_the_file(tmp_path, kind):
-    from clirun import run_agent
+    from clirun import run_agent_here
 
     with small_fs(tmp_path / "home") as home:
         (home / "config.toml").write_text(CONFIG)
         before = digest(home / "config.toml")
         reason = _fault(kind, home)
-        done = run_agent(["plugins", "disable", "bell"], home=home, cwd=tmp_path)
+        done = run_agent_here(["plugins", "disable", "bell"], home=home, cwd=tmp_path)
         assert done.returncode == 2, done.stdout
         assert f"nothing changed: {home / 'config.toml'}: {reason}" in done.stderr
         assert digest(home / "config.toml") == before
         assert listing(home) == ["config.toml"]
     with small_fs(tmp_path / "home2", size="4m") as home:  # and with room it is rewritten
         (home / "config.toml").write_text(CONFIG)
-        done = run_agent(["plugins", "disable", "bell"], home=home, cwd=tmp_path)
+        done = run_agent_here(["plugins", "disable", "bell"], home=home, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         text = (home / "config.toml").read_text()
         assert text.startswith("# my settings\n") and 'disabled = ["bell"]' in text

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ TESTS = Path(__file__).parents[1]
 CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
 
 
+@functools.cache
 def _sources() -> dict[str, ast.Module]:
-    # This module is left out: its checkers name what they look for.
+    # This module is left out: its checkers name what they look for. Parsed once for both
+    # checks (the trees are only read).
     return {str(p.relative_to(TESTS)): ast.parse(p.read_text(), str(p))
             for p in sorted(TESTS.rglob("*.py")) if p.name != Path(__file__).name}
 
@@ -67,6 +70,11 @@ def spawning_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
     """
     modules = {rel.removesuffix(".py").replace("/", "."): rel for rel in trees}
     spawners: dict[str, set[str]] = {rel: set() for rel in trees}
+    # What each definition does and uses, read once: the fixed point below only joins sets.
+    facts = {id(node): (_spawns_directly(node), _names_used(node), [
+        (sub.module, alias.name, alias.asname or alias.name)  # an import inside the body
+        for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) and sub.module
+        for alias in sub.names]) for tree in trees.values() for node, _ in _definitions(tree)}
     changed = True
     while changed:
         changed = False
@@ -84,7 +92,10 @@ def spawning_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
             for node, _ in _definitions(tree):
                 if node.name in known:
                     continue
-                if _spawns_directly(node) or _names_used(node) & known:
+                direct, used, imports = facts[id(node)]
+                local = {name for module, original, name in imports
+                         if original in spawners.get(modules.get(module) or "", set())}
+                if direct or used & (known | local):
                     known.add(node.name)
                     changed = True
     return spawners
@@ -114,7 +125,7 @@ def unmarked_spawning_tests(trees: dict[str, ast.Module]) -> list[str]:
             if any(_is_e2e_mark(d) for d in node.decorator_list + (
                     cls.decorator_list if cls else [])):
                 continue
-            if (rel.startswith("e2e/") or _spawns_directly(node)
+            if (rel.startswith("e2e/") or _spawns_directly(node) or node.name in spawners[rel]
                     or _names_used(node) & spawners[rel]):
                 missing.append(f"{rel}::{node.name}")
     return missing
@@ -199,6 +210,8 @@ HELPER = "import subprocess, sys\n\ndef run_agent(args):\n" \
     ("import pytest\nfrom clirun import run_agent\npytestmark = [pytest.mark.e2e]\n\n"
      "def test_a():\n    run_agent([])\n", []),
     ("from clirun import agent_env\n\ndef test_a():\n    agent_env(None)\n", []),
+    ("def test_a():\n    from clirun import run_agent\n    run_agent([])\n",
+     ["test_x.py::test_a"]),
 ])
 def test_the_marker_checker(test_text, expected):
     helper = HELPER + "\ndef agent_env(home):\n    return {}\n"

@@ -379,7 +379,7 @@ def test_summaries_survive_resume_so_they_are_not_paid_for_twice(tmp_path, fake_
     """Summaries are saved with the session: after ``agent -c``, compaction carries on from
     the saved summary (an incremental call over the new span only) instead of summarising
     the whole history again from its first message."""
-    from clirun import run_agent
+    from clirun import run_agent_here
     from fakeprovider import Reply
 
     home, ws = tmp_path / "h", tmp_path / "ws"
@@ -399,7 +399,7 @@ def test_summaries_survive_resume_so_they_are_not_paid_for_twice(tmp_path, fake_
         # enough replies for the answer and any summary calls; the rest is dropped
         fake_provider.script(*[Reply.text(f"noted {i}") for _ in range(6)])
         args = ["-p", f"question {i}: {filler}"] + (["-c"] if i else []) + base
-        assert run_agent(args, home=home, cwd=ws, **env).returncode == 0
+        assert run_agent_here(args, home=home, cwd=ws, **env).returncode == 0
         fake_provider.clear_script()
         made = summary_requests(fake_provider.requests[start:])
         if i == 4:

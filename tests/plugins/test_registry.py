@@ -181,14 +181,14 @@ async def test_configuration_cannot_allow_plain_http(site, ws, home):
 
 
 def test_cli_subcommand_lists_installs_and_refuses_plain_http(site, ws, home):
-    from clirun import run_agent
+    from clirun import run_agent_here
 
     install_manifest(home, NO_SECRETS)
-    out = run_agent(["registry", "installed"], home=home, cwd=ws)
+    out = run_agent_here(["registry", "installed"], home=home, cwd=ws)
     assert (out.returncode, out.stdout) == (0, "P no-secrets\n")  # plain text, no markdown
     site.put_index()
-    out = run_agent(["registry", "search", "x"], home=home, cwd=ws,
-                    AGENT_REGISTRY_URL=site.base + "/index.json")
+    out = run_agent_here(["registry", "search", "x"], home=home, cwd=ws,
+                         AGENT_REGISTRY_URL=site.base + "/index.json")
     assert "the registry is only reached over https" in out.stdout
     assert "`" not in out.stdout
     assert site.requests == []
