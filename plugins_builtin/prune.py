@@ -103,10 +103,11 @@ class PassMemo:
         self._items[key] = (_passes[0], original, value)
 
     def sweep(self) -> None:
+        """Drop the entries last used more than ``keep`` passes before this one."""
         oldest = _passes[0] - self.keep
         stale = []
         for key, (used, _, _) in self._items.items():
-            if used > oldest:
+            if used >= oldest:
                 break
             stale.append(key)
         for key in stale:
@@ -136,6 +137,8 @@ def encode(message: Message) -> str:
 
 # Only the estimate is kept per message, not its JSON: a copy of the whole history's JSON
 # was most of what a long turn's memory grew by.
+# The estimates of the last request's messages: the history's stay (every request measures
+# it), the merged runs a request made (each rung of the ladder merges its own) go.
 _tokens = PassMemo("tokens", keep=1)
 
 
@@ -351,8 +354,8 @@ def normalize(messages: Iterable[Message | None]) -> list[Message]:
 
 
 # A run of stubbed turns grows by one each step, so last step's merges are rarely asked for
-# again; and each rung of the ladder merges its own run: keep only the last pass's.
-_merges = PassMemo("merges", keep=1)
+# again, and each rung of the ladder merges its own run: kept only within one request.
+_merges = PassMemo("merges", keep=0)
 
 
 def _merged(run: list[Message]) -> Message:
