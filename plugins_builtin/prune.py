@@ -124,8 +124,9 @@ _passes = [0]
 def next_pass() -> None:
     """Start a pass: entries every memo has not used for a while are dropped."""
     _passes[0] += 1
-    for memo in (_tokens, _spans, _stubs, _merges):
+    for memo in (_tokens, _made, _spans, _stubs, _merges):
         memo.sweep()
+    _made_ids.clear()
 
 
 def encode(message: Message) -> str:
@@ -140,13 +141,18 @@ def encode(message: Message) -> str:
 # The estimates of the last request's messages: the history's stay (every request measures
 # it), the merged runs a request made (each rung of the ladder merges its own) go.
 _tokens = PassMemo("tokens", keep=1)
+# The merged runs a request made are estimated apart and forgotten with the request (a new
+# set every step, each as long as the run of stubbed turns).
+_made = PassMemo("made", keep=0)
+_made_ids: set[int] = set()
 
 
 def tokens(message: Message) -> int:
     """Estimated tokens: JSON characters / 4 (cheap, and conservative for code); an image
     counts as what the providers bill for one, not as its base64 text.  Memoised by identity
     (history messages are never edited in place; see :class:`PassMemo`)."""
-    found, n = _tokens.get(id(message), message)
+    memo = _made if id(message) in _made_ids else _tokens
+    found, n = memo.get(id(message), message)
     if found:
         return n
     n = len(encode(message)) // 4 + 1
@@ -155,7 +161,7 @@ def tokens(message: Message) -> int:
                 [part] if isinstance(part, ImagePart) else ():
             n += IMAGE_TOKENS - len(image.data) // 4
     n = max(n, 1)
-    _tokens.put(id(message), message, n)
+    memo.put(id(message), message, n)
     return n
 
 
@@ -371,6 +377,7 @@ def _merged(run: list[Message]) -> Message:
     parts.sort(key=lambda p: not isinstance(p, ReasoningPart))  # stable
     merged = Message(run[0].role, _join_texts(parts), any(m.pinned for m in run))
     _merges.put(key, run[0], (tuple(run), merged))
+    _made_ids.add(id(merged))
     return merged
 
 
