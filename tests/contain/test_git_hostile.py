@@ -116,8 +116,10 @@ async def test_every_git_tool_with_the_sandbox_off(tmp_path, fake_provider, name
     config, hooks = make_boot(hostile.ws, tmp_path / "home", flags={"sandbox": "off"},
                               headless=True)
     session = make_session(config, hooks, base_url=fake_provider.openai_url)
-    await collect(session, "inspect the repository")
-    check_run(hostile, fake_provider.requests)
+    events = await collect(session, "inspect the repository")
+    # what the turn said when it ended, so a run that never reached the provider says why
+    said = "\n".join(repr(event) for event in events[-3:])
+    check_run(hostile, fake_provider.requests, said)
 
 
 # ---- the mechanism below the tools ----------------------------------------------------------
