@@ -10,8 +10,10 @@ their own ``agent`` keeps exactly the shipped plugins after the tests.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import tomllib
@@ -24,6 +26,7 @@ pytest_plugins = ["agent.testing.pytest_plugin"]
 
 EXAMPLE_SOURCE = Path(__file__).parent / "example_plugin"
 _throwaway: list[Path] = []
+_keep_open: list[object] = []
 
 # Hypothesis fails an example that takes longer than its deadline (200 ms by default): a
 # wall-clock assertion, which a loaded machine breaks for no fault of the code. The suite has
@@ -61,6 +64,12 @@ def lay_out_distribution(source: Path, target: Path) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # `kill -USR1 PID` of a pytest process (the controller or an xdist worker) writes every
+    # thread's stack to $TMPDIR/agent-pytest-stacks-PID.txt: how a run that stalls without a
+    # test timing out is read (stderr is captured at this point, so not there).
+    stacks = open(Path(tempfile.gettempdir()) / f"agent-pytest-stacks-{os.getpid()}.txt", "w")
+    _keep_open.append(stacks)
+    faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
     target = Path(tempfile.mkdtemp(prefix="agent-test-plugins-"))
     _throwaway.append(target)
     lay_out_distribution(EXAMPLE_SOURCE, target)
