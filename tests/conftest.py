@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 import tomllib
+import typing
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ pytest_plugins = ["agent.testing.pytest_plugin"]
 
 EXAMPLE_SOURCE = Path(__file__).parent / "example_plugin"
 _throwaway: list[Path] = []
-_keep_open: list[object] = []
+_keep_open: list[typing.TextIO] = []
 
 # Hypothesis fails an example that takes longer than its deadline (200 ms by default): a
 # wall-clock assertion, which a loaded machine breaks for no fault of the code. The suite has
@@ -79,5 +80,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    for stacks in _keep_open:
+        faulthandler.unregister(signal.SIGUSR1)
+        stacks.close()
+        if os.path.getsize(stacks.name) == 0:  # nobody asked: leave no trace
+            os.unlink(stacks.name)
     for path in _throwaway:
         shutil.rmtree(path, ignore_errors=True)
