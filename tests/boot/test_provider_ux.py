@@ -76,14 +76,18 @@ class Proxy:
         first, *headers = head.decode("latin-1").split("\r\n")
         self.lines.append(first)
         method, target, version = first.split(" ")
+        authority, _, path = target.removeprefix("http://").partition("/")
+        host, _, port = authority.partition(":")
+        if host not in ("127.0.0.1", "localhost") or not port.isdigit():
+            # nothing in the tests leaves this machine, and a request this proxy cannot place
+            # is answered, not left to raise in its thread (where it surfaces in a later test)
+            client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            client.close()
+            return
+        upstream = socket.create_connection((host, int(port)))
         if method == "CONNECT":
-            host, port = target.rsplit(":", 1)
-            upstream = socket.create_connection((host, int(port)))
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         else:
-            authority, _, path = target.removeprefix("http://").partition("/")
-            host, port = authority.rsplit(":", 1)
-            upstream = socket.create_connection((host, int(port)))
             kept = [h for h in headers if not h.lower().startswith(("connection:",
                                                                     "proxy-connection:"))]
             request = "\r\n".join([f"{method} /{path} {version}", *kept, "Connection: close"])
