@@ -8,7 +8,6 @@ imported.  A plugin that fails to import or register is reported and skipped; it
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 import traceback
 from collections.abc import Iterable
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import pluggy
 
+from agent.boot.entry_points import EntryPoint
+from agent.boot.entry_points import scan as scan_groups
 from agent.boot.lazy_plugins import LazyPlugin
 from agent.contract import hookspecs
 
@@ -48,19 +49,21 @@ class PluginStatus:
     description: str = ""
 
 
-def scan() -> tuple[list[importlib.metadata.EntryPoint], frozenset[str]]:
+def scan(cache: Path | None = None) -> tuple[list[EntryPoint], frozenset[str]]:
     """The plugins' entry points (sorted by name, the first of duplicate names wins) and the
     names declared opt-in (:data:`OPT_IN_GROUP`), from one pass over the installed
-    distributions' metadata (each pass costs ~8 ms on the path to the first frame)."""
-    found = importlib.metadata.entry_points()
-    seen: dict[str, importlib.metadata.EntryPoint] = {}
-    for ep in found.select(group=ENTRY_POINT_GROUP):
-        seen.setdefault(ep.name, ep)
-    opt_in = frozenset(ep.name for ep in found.select(group=OPT_IN_GROUP))
+    distributions' metadata; with ``cache`` (a file in the state dir) only the ``sys.path``
+    entries that changed since are read (:mod:`agent.boot.entry_points`)."""
+    found = scan_groups((ENTRY_POINT_GROUP, OPT_IN_GROUP), cache)
+    seen: dict[str, EntryPoint] = {}
+    for ep in found:
+        if ep.group == ENTRY_POINT_GROUP:
+            seen.setdefault(ep.name, ep)
+    opt_in = frozenset(ep.name for ep in found if ep.group == OPT_IN_GROUP)
     return [seen[name] for name in sorted(seen)], opt_in
 
 
-def entry_points() -> list[importlib.metadata.EntryPoint]:
+def entry_points() -> list[EntryPoint]:
     """Every entry point in the group, sorted by name (first of duplicate names wins)."""
     return scan()[0]
 
@@ -69,25 +72,6 @@ def opt_in_names() -> frozenset[str]:
     """Plugins that declared themselves opt-in (:data:`OPT_IN_GROUP`): installed, but off
     until ``plugins.enabled`` or ``--enable`` names them."""
     return scan()[1]
-
-
-def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str, str]:
-    """``(name, version)`` of the distribution that ships ``ep`` (``("", "")`` if unknown).
-
-    Each ``Distribution.name``/``.version`` parses the METADATA file again, so this is cached
-    per distribution: thirty entry points from one distribution cost one parse, not sixty.
-    """
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return "", ""
-    key = str(getattr(dist, "_path", id(dist)))
-    if key not in _DIST_CACHE:
-        meta = dist.metadata
-        _DIST_CACHE[key] = (meta["Name"] or "", meta["Version"] or "")
-    return _DIST_CACHE[key]
-
-
-_DIST_CACHE: dict[str, tuple[str, str]] = {}
 
 
 def new_manager() -> pluggy.PluginManager:
@@ -140,6 +124,7 @@ def load(
     builtin_only: bool = False,
     extra: Iterable[tuple[str, object]] = (),
     cache: Path | None = None,
+    entry_point_cache: Path | None = None,
 ) -> PluginHost:
     """Load every plugin of the entry point group, honouring blocks before import.
 
@@ -150,19 +135,20 @@ def load(
     ``cache`` is the plugin description file (:mod:`agent.boot.plugin_cache`): a plugin with a
     current description is registered as a :class:`agent.boot.lazy_plugins.LazyPlugin` and
     imported when first needed; the others are imported now and described for next time.
-    Without it every plugin is imported now.
+    Without it every plugin is imported now.  ``entry_point_cache`` keeps the entry point
+    scan (:func:`scan`).
     """
     disabled_set = set(disabled)
     enabled_set = set(enabled)
     host = PluginHost(new_manager())
     described = _Descriptions(cache, host)
-    points, opt_in = scan()
+    points, opt_in = scan(entry_point_cache)
     known = {ep.name for ep in points}
     host.unknown = sorted((disabled_set | enabled_set) - known)
     for ep in points:
         name = ep.name
         essential = name in ESSENTIAL
-        dist_name, dist_version = _distribution(ep)
+        dist_name, dist_version = ep.dist_name, ep.dist_version
         dist = f"{dist_name} {dist_version}".strip()
         third_party = dist_name != BUILTIN_DISTRIBUTION
         blocked_as_third_party = builtin_only and third_party and name not in enabled_set
@@ -207,7 +193,7 @@ class _Descriptions:
         self.entries = plugin_cache.read(path) if path is not None else {}
         self.changed = False
 
-    def lazy(self, ep: importlib.metadata.EntryPoint, dist: str) -> object | None:
+    def lazy(self, ep: EntryPoint, dist: str) -> object | None:
         """A stand-in for ``ep`` when its description is current, else None."""
         from agent.boot import plugin_cache
 
@@ -217,7 +203,7 @@ class _Descriptions:
             return None
         return LazyPlugin(ep.name, entry, ep.load, self._failed)
 
-    def add(self, ep: importlib.metadata.EntryPoint, dist: str, plugin: object) -> None:
+    def add(self, ep: EntryPoint, dist: str, plugin: object) -> None:
         from agent.boot import plugin_cache
 
         if self.path is None:
@@ -269,10 +255,10 @@ def _drop_unknown_hooks(host: PluginHost) -> None:
 
 def _guard_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
     """Why ``plugin``'s guard hook cannot be used (it is ``async def``), or None."""
-    from agent.loop.guards import async_guard_problem
-
     for impl in pm.hook.agent_guard_tool_call.get_hookimpls():
         if impl.plugin is plugin:
+            from agent.loop.guards import async_guard_problem
+
             problem = async_guard_problem(impl.function)
             if problem is not None:
                 return problem

@@ -21,6 +21,9 @@ from agent.contract.providers import ProviderSettings, ProviderSpec, auto_provid
 #: Where in the state dir the plugin descriptions are cached (:mod:`agent.boot.plugin_cache`).
 PLUGIN_CACHE_FILE = "plugin-cache.json"
 
+#: Where in the state dir the entry point scan is cached (:mod:`agent.boot.entry_points`).
+ENTRY_POINT_CACHE_FILE = "entry-points.json"
+
 
 class StartupError(Exception):
     """A problem that stops startup, with its exit code (2 = usage or config)."""
@@ -75,15 +78,17 @@ def load_plugins(*, env: Mapping[str, str] | None = None, disable: Iterable[str]
         file_data = cfg.read_toml(paths.config_file)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
-    cache = None if env.get("AGENT_PLUGIN_CACHE", "1") == "0" \
-        else paths.state_dir / PLUGIN_CACHE_FILE
+    cached = env.get("AGENT_PLUGIN_CACHE", "1") != "0"
+    cache = paths.state_dir / PLUGIN_CACHE_FILE if cached else None
     if warm_sdk_for is not None and env.get("AGENT_SDK_WARMUP", "1") != "0":
         from agent.boot import sdk_warmup
 
         sdk_warmup.start(sdk_warmup.guess_modules(warm_sdk_for, env, file_data, cache))
     host = plugins.load(disabled=blocked_plugins(file_data, env, disable),
                         enabled=enabled_plugins(file_data, enable),
-                        builtin_only=no_plugins, extra=extra, cache=cache)
+                        builtin_only=no_plugins, extra=extra, cache=cache,
+                        entry_point_cache=paths.state_dir / ENTRY_POINT_CACHE_FILE
+                        if cached else None)
     hooks = Hooks(host.pm)
     options = OptionRegistry()
     for option in cfg.CORE_OPTIONS:

@@ -76,6 +76,31 @@ def open_private(path: Path | str) -> None:
     tighten(path)
 
 
+def read_private(path: Path | str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of this user that nobody else can write
+    or read (no group or other bits), opened without following a symlink; else None.  For
+    caches whose content decides what runs: one someone else could have written is not
+    trusted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                or info.st_mode & SHARED_BITS:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 class PrivateFileHandler(logging.FileHandler):
     """A log file handler whose file is created 0600 (logs quote tool output)."""
 

@@ -17,39 +17,39 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
-from agent.boot.cli_help import CliCommand, normalise_usage
-from agent.boot.lazy_plugins import import_now
-from agent.contract.commands import CommandRegistry, SlashCommand
-from agent.contract.mentions import MentionSource
-from agent.contract.options import OptionRegistry
-from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo
-from agent.contract.prompt import Fragment
-from agent.contract.providers import (
-    BudgetExceeded,
-    ProviderChoice,
-    ProviderRequest,
-    ProviderSettings,
-    ProviderSpec,
-    Usage,
-)
-from agent.contract.tools import Effects, Tool, ToolCall, ToolResult
-from agent.contract.verdict import Verdict
-from agent.loop.guards import DEFAULT_TIMEOUT, GuardRunner
-from agent.state.schema import StoreSchema
-
 if TYPE_CHECKING:
     import urwid
 
+    from agent.boot.cli_help import CliCommand
     from agent.boot.config import Config
     from agent.boot.plugins import PluginStatus
     from agent.contract.blocks import Block
+    from agent.contract.commands import CommandRegistry, SlashCommand
     from agent.contract.events import DoneEvent, Event
     from agent.contract.hookspecs import CliHandler, SecretMatcher
-    from agent.contract.providers import Provider
+    from agent.contract.mentions import MentionSource
+    from agent.contract.options import OptionRegistry
+    from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo
+    from agent.contract.prompt import Fragment
+    from agent.contract.providers import (
+        Provider,
+        ProviderChoice,
+        ProviderRequest,
+        ProviderSettings,
+        ProviderSpec,
+        Usage,
+    )
+    from agent.contract.tools import Effects, Tool, ToolCall, ToolResult
+    from agent.contract.verdict import Verdict
+    from agent.loop.guards import GuardRunner
     from agent.loop.session import Runtime, Session, SessionClosed
+    from agent.state.schema import StoreSchema
     from agent.ui.context import CommandContext
     from agent.ui.keymap import Keymap
     from agent.ui.widgets.blocks import Theme
+
+# The types above are needed at run time only by the hooks that use them, and imported there:
+# ``--help`` and a headless turn call few hooks and should not pay for defining them all.
 
 log = logging.getLogger("agent.hooks")
 
@@ -61,7 +61,17 @@ class Hooks:
         self.pm = pm
         #: problems worth showing the user (a plugin raising in a hook, a name clash)
         self.problems: list[str] = []
-        self.guards = GuardRunner(self.problems.append)
+        self._guards: GuardRunner | None = None
+
+    @property
+    def guards(self) -> GuardRunner:
+        """The runner of the guard hooks (made on first use: most runs check no call before
+        their first request)."""
+        if self._guards is None:
+            from agent.loop.guards import GuardRunner
+
+            self._guards = GuardRunner(self.problems.append)
+        return self._guards
 
     # ---- plumbing ---------------------------------------------------------------------------
 
@@ -167,6 +177,8 @@ class Hooks:
         user cancelled it, False when no plugin offers a setup (or it answered with something
         else, which is reported).  A setup that raises is reported and the error propagates
         (the front end says the setup failed)."""
+        from agent.contract.providers import ProviderChoice
+
         for plugin, fn, argnames in self._impls("agent_setup_provider"):
             kwargs = {"ui": ui, "config": config, "providers": providers, "problem": problem}
             try:
@@ -185,6 +197,8 @@ class Hooks:
         return False
 
     def commands(self, config: Config) -> CommandRegistry:
+        from agent.contract.commands import CommandRegistry
+
         registry = CommandRegistry()
         for plugin, fn, argnames in self._impls("agent_register_commands"):
             def register(cmd: SlashCommand, _plugin: str = plugin) -> None:
@@ -204,6 +218,8 @@ class Hooks:
     def store_schemas(self, config: Config) -> list[StoreSchema]:
         """Every plugin's :class:`agent.state.schema.StoreSchema`, in plugin-name order.  A
         schema must carry its plugin's own name (no plugin migrates another's tables)."""
+        from agent.state.schema import StoreSchema
+
         found: list[StoreSchema] = []
         for plugin, result in self._each("agent_store_schema", config=config):
             if result is None:
@@ -218,6 +234,8 @@ class Hooks:
 
     def cli_commands(self) -> dict[str, CliCommand]:
         """Plugin subcommands by name (the first plugin by name keeps a name)."""
+        from agent.boot.cli_help import CliCommand, normalise_usage
+
         found: dict[str, CliCommand] = {}
         for plugin, fn, _argnames in self._impls("agent_register_cli_commands"):
             def register(name: str, handler: CliHandler, summary: str = "",
@@ -251,6 +269,8 @@ class Hooks:
         return tools
 
     def prompt_fragments(self, session: Session) -> list[Fragment]:
+        from agent.contract.prompt import Fragment
+
         out: list[Fragment] = []
         for _plugin, result in self._each("agent_prompt_fragments", session=session):
             if result is None:
@@ -263,6 +283,8 @@ class Hooks:
         """Each plugin's adjustment in turn; an awaitable result is awaited (a plugin whose
         hook or awaitable raises is reported and skipped).  :class:`BudgetExceeded` is the
         exception: it propagates, so a spending cap can stop the request."""
+        from agent.contract.providers import BudgetExceeded
+
         for plugin, fn, argnames in self._impls("agent_prepare_request"):
             kwargs = {"request": request, "session": session}
             try:
@@ -385,26 +407,36 @@ class Hooks:
             pass
 
     def guard(self, call: ToolCall, effects: Effects, session: Session | None, *,
-              timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
-        """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`)."""
+              timeout: float | None = None) -> list[Verdict]:
+        """Every guard's verdict, for callers without an event loop (see :meth:`guard_async`).
+        ``timeout`` defaults to :data:`agent.loop.guards.DEFAULT_TIMEOUT`."""
+        from agent.boot.lazy_plugins import import_now
+        from agent.loop.guards import DEFAULT_TIMEOUT
+
         import_now(self.pm, "agent_guard_tool_call")
         return self.guards.run_sync(self._impls("agent_guard_tool_call"),
                                     {"call": call, "effects": effects, "session": session},
-                                    timeout)
+                                    DEFAULT_TIMEOUT if timeout is None else timeout)
 
     async def guard_async(self, call: ToolCall, effects: Effects, session: Session | None, *,
-                          timeout: float = DEFAULT_TIMEOUT) -> list[Verdict]:
+                          timeout: float | None = None) -> list[Verdict]:
         """Every guard's verdict, each guard on its own thread, awaited for at most
-        ``timeout`` seconds.  A guard that raises, hangs or answers anything but None or a
-        valid Verdict denies the call (fail closed; see :mod:`agent.loop.guards`)."""
+        ``timeout`` seconds (:data:`agent.loop.guards.DEFAULT_TIMEOUT` by default).  A guard
+        that raises, hangs or answers anything but None or a valid Verdict denies the call
+        (fail closed; see :mod:`agent.loop.guards`)."""
+        from agent.boot.lazy_plugins import import_now
+        from agent.loop.guards import DEFAULT_TIMEOUT
+
         import_now(self.pm, "agent_guard_tool_call")
         return await self.guards.run(self._impls("agent_guard_tool_call"),
                                      {"call": call, "effects": effects, "session": session},
-                                     timeout)
+                                     DEFAULT_TIMEOUT if timeout is None else timeout)
 
     def mentions(self, config: Config) -> list[MentionSource]:
         """Every plugin's mention sources (``@`` picker entries, prompt attachments), in
         plugin-name order; a failing implementation is isolated."""
+        from agent.contract.mentions import MentionSource
+
         found: list[MentionSource] = []
         for plugin, fn, argnames in self._impls("agent_register_mentions"):
             def register(source: MentionSource) -> None:
@@ -446,6 +478,8 @@ class Hooks:
 
     def tool_result(self, call: ToolCall, result: ToolResult, session: Session) -> ToolResult:
         """Each plugin sees the previous plugin's replacement (errors isolated)."""
+        from agent.contract.tools import ToolResult
+
         for plugin, fn, argnames in self._impls("agent_tool_result"):
             kwargs = {"call": call, "result": result, "session": session}
             try:
@@ -483,6 +517,8 @@ class Hooks:
     def live_panels(self, session: Session, state: LiveState) -> list[Panel]:
         """Every plugin's live panels, in ``(order, key)`` order (a later duplicate key is
         dropped)."""
+        from agent.contract.panels import Panel
+
         found: dict[str, Panel] = {}
         for plugin, result in self._each("agent_live_panels", session=session, state=state):
             if result is None:
@@ -497,6 +533,8 @@ class Hooks:
 
     def header_lines(self, config: Config, session: Session | None) -> list[HeaderLine]:
         """Every plugin's startup header lines, in plugin-name order (the UI sorts by order)."""
+        from agent.contract.panels import HeaderLine
+
         out: list[HeaderLine] = []
         for plugin, result in self._each("agent_header_lines", config=config, session=session):
             if result is None:
@@ -511,6 +549,8 @@ class Hooks:
 
     def status(self, session: Session) -> StatusInfo:
         """The status facts the plugins know, field by field from the first that knows it."""
+        from agent.contract.panels import StatusInfo
+
         merged: dict[str, Any] = {}
         for _plugin, result in self._each("agent_status", session=session):
             if isinstance(result, StatusInfo):
