@@ -164,6 +164,25 @@ def first_frame(fake: FakeProvider, base: Path, runs: int) -> list[float]:
     return times
 
 
+#: The floor of any full-screen Python program: an interpreter that switches to the
+#: alternate screen, draws one line and waits for a key.
+MINIMAL_FRAME = ("import os, sys\nsys.stdout.write('\\x1b[?1049h\\x1b[2J\\x1b[Hminimal frame >')\n"
+                 "sys.stdout.flush()\nos.read(0, 1)\nsys.stdout.write('\\x1b[?1049l')\n")
+
+
+def minimal_first_frame(base: Path, runs: int) -> list[float]:
+    """Launch to first frame of :data:`MINIMAL_FRAME` in the same kind of terminal."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        term = Stamped([], cwd=base, home=base, program=[sys.executable, "-c", MINIMAL_FRAME])
+        term.wait_for("minimal frame >", timeout=20)
+        times.append((time.perf_counter() - t0) * 1000)
+        term.send("\r")  # the terminal is in line mode: a line ends the read
+        term.wait_exit()
+    return times
+
+
 def streaming(fake: FakeProvider, base: Path, tokens: int, keys: int) -> dict[str, float]:
     text = answer(tokens)
     pieces = max(1, tokens // 2)
@@ -457,6 +476,7 @@ def main() -> int:
                 baselines.append(shape(fake, base, "paragraphs", plain))
             results = {"paragraphs": baselines[0], **results}
             if not args.shapes_only:
+                minimal = minimal_first_frame(base, args.runs)
                 launches = first_frame(fake, base, args.runs)
                 stream = streaming(fake, base, args.tokens, args.keys)
     finally:
@@ -485,8 +505,12 @@ def main() -> int:
     long = long_transcript()
     med = statistics.median(launches)
     print(f"python -c pass (this machine, for scale): {baseline:.1f} ms")
+    floor = statistics.median(minimal)
+    print(f"a minimal program's first frame in the same terminal (python drawing one line on "
+          f"the alternate screen): median {floor:.0f} ms ({len(minimal)} runs)")
     print(f"launch to first frame: median {med:.0f} ms  (min {min(launches):.0f}, max "
-          f"{max(launches):.0f}, {len(launches)} runs)  = {med / baseline:.1f}x python -c pass")
+          f"{max(launches):.0f}, {len(launches)} runs)  = {med / floor:.1f}x the minimal "
+          f"program's first frame, {med / baseline:.1f}x python -c pass")
     print(f"keystroke to screen while {stream['tokens']:.0f} tokens stream: median "
           f"{stream['latency_median_ms']:.1f} ms, p95 {stream['latency_p95_ms']:.1f} ms, max "
           f"{stream['latency_max_ms']:.1f} ms ({stream['keys']:.0f} keys)")

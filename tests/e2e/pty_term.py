@@ -25,7 +25,8 @@ class Term:
     """``agent ARGS`` running in a pty of ``cols`` x ``rows``."""
 
     def __init__(self, args: list[str], *, cwd: Path, home: Path, cols: int = 100,
-                 rows: int = 30, env: dict[str, str] | None = None) -> None:
+                 rows: int = 30, env: dict[str, str] | None = None,
+                 program: list[str] | None = None) -> None:
         full_env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
         full_env.update({"AGENT_HOME": str(home), "TERM": "xterm-256color", **(env or {})})
         self.screen = pyte.Screen(cols, rows)
@@ -33,7 +34,8 @@ class Term:
         self.raw = bytearray()
         self._lock = threading.Lock()
         self.started = time.monotonic()
-        self.proc = ptyprocess.PtyProcess.spawn(agent_command() + args, cwd=str(cwd),
+        # ``program`` runs instead of ``agent`` (a bench's baseline in the same terminal)
+        self.proc = ptyprocess.PtyProcess.spawn((program or agent_command()) + args, cwd=str(cwd),
                                                 env=full_env, dimensions=(rows, cols))
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
