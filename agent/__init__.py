@@ -33,13 +33,8 @@ if TYPE_CHECKING:
     from agent.contract.options import Option
     from agent.contract.panels import HeaderLine, LiveState, Panel, StatusInfo
     from agent.contract.prompt import Fragment
-    from agent.contract.providers import (
-        Preset,
-        ProviderChoice,
-        ProviderError,
-        ProviderSettings,
-        ProviderSpec,
-    )
+    from agent.contract.provider_spec import Preset, ProviderSpec
+    from agent.contract.providers import ProviderChoice, ProviderError, ProviderSettings
     from agent.contract.tools import (
         NO_EFFECTS,
         UNKNOWN_EFFECTS,
@@ -73,8 +68,9 @@ _EXPORTS: dict[str, str] = {
     "Option": "agent.contract.options",
     **dict.fromkeys(("HeaderLine", "LiveState", "Panel", "StatusInfo"), "agent.contract.panels"),
     "Fragment": "agent.contract.prompt",
-    **dict.fromkeys(("Preset", "ProviderChoice", "ProviderError", "ProviderSettings",
-                     "ProviderSpec"), "agent.contract.providers"),
+    **dict.fromkeys(("Preset", "ProviderSpec"), "agent.contract.provider_spec"),
+    **dict.fromkeys(("ProviderChoice", "ProviderError", "ProviderSettings"),
+                    "agent.contract.providers"),
     **dict.fromkeys(("NO_EFFECTS", "UNKNOWN_EFFECTS", "Change", "Description", "Effects", "Tool",
                      "ToolCall", "ToolContext", "ToolError", "ToolResult", "tool"),
                     "agent.contract.tools"),

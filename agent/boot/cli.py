@@ -76,7 +76,7 @@ def help_epilog(options: Any, hooks: Any = None) -> str:
         specs = hooks.providers(None)  # registration needs no config (agent.contract.providers)
     example = None
     if specs:
-        from agent.contract.providers import auto_provider
+        from agent.contract.provider_spec import auto_provider
 
         first = specs.get(auto_provider(specs, {}) or "") or specs[sorted(specs)[0]]
         example = (first.name, first.default_model or "")

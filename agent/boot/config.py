@@ -9,7 +9,6 @@ order survive every edit the program makes.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +133,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    import tomllib  # here: a start without a config file (--help in a fresh home) skips it
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -342,6 +343,8 @@ def update_file(path: Path, changes: Mapping[str, Any]) -> None:
         else:
             table[leaf] = value
     updated = tomlkit.dumps(doc)
+    import tomllib
+
     try:  # never replace a working file with one the loader would refuse
         tomllib.loads(updated)
     except tomllib.TOMLDecodeError as exc:

@@ -8,11 +8,13 @@ imported.  A plugin that fails to import or register is reported and skipped; it
 
 from __future__ import annotations
 
+import inspect
 import logging
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pluggy
 
@@ -257,11 +259,22 @@ def _guard_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:
     """Why ``plugin``'s guard hook cannot be used (it is ``async def``), or None."""
     for impl in pm.hook.agent_guard_tool_call.get_hookimpls():
         if impl.plugin is plugin:
-            from agent.loop.guards import async_guard_problem
-
             problem = async_guard_problem(impl.function)
             if problem is not None:
                 return problem
+    return None
+
+
+def async_guard_problem(function: Callable[..., Any]) -> str | None:
+    """Why a guard implementation cannot be used, or None.
+
+    Hooks are synchronous (pluggy never awaits), so an ``async def`` guard would return a
+    coroutine that nobody runs, and its checks would never happen.
+    """
+    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
+        return ("its agent_guard_tool_call is async def, but guards must be plain functions "
+                "(hooks are synchronous; a coroutine would never run, so its checks would "
+                "never happen); the plugin was not loaded")
     return None
 
 

@@ -10,13 +10,16 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.boot import config as cfg
 from agent.boot import plugins
 from agent.contract.hooks import Hooks
 from agent.contract.options import OptionRegistry
-from agent.contract.providers import ProviderSettings, ProviderSpec, auto_provider
+from agent.contract.provider_spec import ProviderSpec, auto_provider
+
+if TYPE_CHECKING:
+    from agent.contract.providers import ProviderSettings
 
 #: Where in the state dir the plugin descriptions are cached (:mod:`agent.boot.plugin_cache`).
 PLUGIN_CACHE_FILE = "plugin-cache.json"
@@ -135,6 +138,8 @@ def provider_settings(config: cfg.Config, specs: Mapping[str, ProviderSpec],
                       ) -> ProviderSettings:
     """Resolve provider, model, URL and key.  Key order: ``AGENT_API_KEY`` > config
     ``api_key`` > the provider's standard variable (``OPENAI_API_KEY``...)."""
+    from agent.contract.providers import ProviderSettings
+
     env = os.environ if env is None else env
     name = config.get("provider") or auto_provider(specs, env)
     available = ", ".join(sorted(specs)) or "none (are the provider plugins disabled?)"

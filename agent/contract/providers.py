@@ -7,11 +7,17 @@ SDK lazily, inside ``stream``, so nothing heavy sits on the path to the first fr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agent.contract.messages import Message, has_images, without_images
+
+# What a provider plugin registers lives in its own module, so that finding the providers
+# (--help, choosing one) does not define every type of the request and its stream.
+from agent.contract.provider_spec import Preset as Preset
+from agent.contract.provider_spec import ProviderSpec as ProviderSpec
+from agent.contract.provider_spec import auto_provider as auto_provider
 
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 
@@ -203,32 +209,6 @@ class Provider(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Preset:
-    """One endpoint the provider setup offers, declared by the provider plugin that speaks
-    its wire protocol (:attr:`ProviderSpec.presets`).
-
-    ``base_url`` is its API root (None for a ``custom`` preset: the setup asks for the URL);
-    ``env`` the environment variable that usually holds its key (read by the setup only,
-    which then stores the key), ``hint`` the key's shape (``sk-...``), ``keyless`` an
-    endpoint that needs no key (a local server).  ``fallback`` models are offered when the
-    endpoint cannot list its models.  ``order`` places it in the setup's list (lower first,
-    ties by id), which mixes the presets of every provider.  ``protocol`` is the name of the
-    provider that speaks to it; leave it empty: the setup fills in the declaring spec's name.
-    """
-
-    id: str
-    label: str
-    base_url: str | None
-    env: str | None = None
-    hint: str = ""
-    keyless: bool = False
-    custom: bool = False
-    fallback: tuple[str, ...] = ()
-    order: int = 500
-    protocol: str = ""
-
-
 @dataclass
 class ProviderChoice:
     """What the provider setup chose (``agent_setup_provider``): the front end saves it to
@@ -242,45 +222,3 @@ class ProviderChoice:
     api_key: str | None = None
     preset: str = ""
     label: str = ""
-
-
-@dataclass
-class ProviderSpec:
-    """A provider plugin's registration: everything the core knows about a provider.
-
-    ``create(settings)`` builds a :class:`Provider`.  ``env_key`` is the standard environment
-    variable holding its API key; ``keyless`` providers (local servers) need none.
-
-    ``auto_priority`` takes part in choosing a provider when the user named none: among the
-    specs that have one, the highest whose ``env_key`` is set in the environment wins; when
-    no such key is set, the highest of them is used (and asks for its key).  None (the
-    default) means the provider is used only when named.  ``warm_modules`` are imported in a
-    background thread after the first frame (its SDK), so the first answer does not wait
-    for a 0.3-0.9 s import, and again, on a worker thread, before a session's first
-    request, so the event loop never waits for them (:func:`agent.boot.sdk_warmup.import_off_loop`);
-    they are never imported on the way to the first frame.
-    """
-
-    name: str
-    create: Callable[[ProviderSettings], Provider]
-    env_key: str | None = None
-    default_base_url: str | None = None
-    default_model: str | None = None
-    keyless: bool = False
-    description: str = ""
-    auto_priority: int | None = None
-    warm_modules: tuple[str, ...] = ()
-    #: the endpoints the provider setup offers for this provider (:class:`Preset`)
-    presets: tuple[Preset, ...] = ()
-
-
-def auto_provider(specs: Mapping[str, ProviderSpec], env: Mapping[str, str]) -> str | None:
-    """The provider to use when none is configured (see :attr:`ProviderSpec.auto_priority`):
-    the most preferred one whose key variable is set, else the most preferred one; None when
-    no registered provider takes part."""
-    ranked = sorted((s for s in specs.values() if s.auto_priority is not None),
-                    key=lambda s: (-(s.auto_priority or 0), s.name))
-    for spec in ranked:
-        if spec.env_key and env.get(spec.env_key):
-            return spec.name
-    return ranked[0].name if ranked else None

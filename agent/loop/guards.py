@@ -8,7 +8,7 @@ closed, and the plugin is reported once (per kind of fault) with the reason:
   not ``allow``/``ask``/``deny``, an awaitable): the call is denied;
 - it takes longer than ``guard_timeout`` seconds: the call is denied;
 - it is written ``async def``: the plugin is refused when it registers
-  (:func:`async_guard_problem`, used by :mod:`agent.boot.plugins`), and a coroutine a guard
+  (:func:`agent.boot.plugins.async_guard_problem`), and a coroutine a guard
   returns anyway is closed unawaited and denies.
 
 Each guard runs on a daemon thread of its own, all guards of one call in parallel, and the
@@ -39,19 +39,6 @@ log = logging.getLogger("agent.guards")
 DEFAULT_TIMEOUT = 2.0
 
 GuardImpl = tuple[str, Callable[..., Any], tuple[str, ...]]
-
-
-def async_guard_problem(function: Callable[..., Any]) -> str | None:
-    """Why a guard implementation cannot be used, or None.
-
-    Hooks are synchronous (pluggy never awaits), so an ``async def`` guard would return a
-    coroutine that nobody runs, and its checks would never happen.
-    """
-    if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-        return ("its agent_guard_tool_call is async def, but guards must be plain functions "
-                "(hooks are synchronous; a coroutine would never run, so its checks would "
-                "never happen); the plugin was not loaded")
-    return None
 
 
 def invalid_result(result: Any) -> str | None:

@@ -168,6 +168,7 @@ def test_a_malformed_record_is_read_again(tmp_path):
     assert "real" in listed(home, tmp_path, site)
 
 
+@pytest.mark.e2e  # starts the interpreter: what a new process imports is the point
 def test_help_reads_no_distribution_metadata_once_cached(tmp_path):
     """The point of the cache: a second start does not import importlib.metadata at all."""
     home = tmp_path / "h"
