@@ -57,6 +57,7 @@ from agent.loop.streaming import (
     host_of,
     malformed_failure,
     on_daemon_thread,
+    read_sse,
     status_failure,
     transport_failure,
     with_retries,
@@ -268,12 +269,10 @@ def map_error(exc: BaseException, *, output_started: bool, connected: bool = Fal
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         text, kind_name = _error_parts(exc.body)
-        if status == 200:
-            # An ``event: error`` inside the stream (e.g. overloaded): no HTTP status.
-            label = f"{text or 'error event'}" + (f" ({kind_name})" if kind_name else "")
-            retryable = kind_name in (None, "overloaded_error", "api_error", "rate_limit_error")
-            return ProviderError(f"{host} stream error: {label}", retryable=retryable,
-                                 kind="stream", output_started=output_started)
+        if status == 200:  # an ``event: error`` the SDK raised (streams read by the SDK)
+            error = _stream_error(host, exc.body)
+            error.output_started = output_started
+            return error
         text = text or exc.response.reason_phrase or "request failed"
         kind = {401: "auth", 403: "auth", 404: "not_found", 429: "rate_limit",
                 529: "overloaded"}.get(status, "server" if status >= 500 else "request")
@@ -296,14 +295,23 @@ def map_error(exc: BaseException, *, output_started: bool, connected: bool = Fal
                          output_started=output_started)
 
 
+def _stream_error(host: str, body: Any) -> ProviderError:
+    """An ``event: error`` inside the stream (e.g. overloaded; no HTTP status of its own)."""
+    text, kind_name = _error_parts(body)
+    label = f"{text or 'error event'}" + (f" ({kind_name})" if kind_name else "")
+    retryable = kind_name in (None, "overloaded_error", "api_error", "rate_limit_error")
+    return ProviderError(f"{host} stream error: {label}", retryable=retryable, kind="stream")
+
+
 class _Assembler:
-    """Accumulates Messages API stream events into stream events and the final message."""
+    """Accumulates Messages API stream events (JSON objects, as
+    :func:`agent.loop.streaming.read_sse` hands them over) into stream events and the final
+    message."""
 
     @staticmethod
-    def is_content(event: Any) -> bool:
-        """Whether ``event`` is progress: anything but a ping (the SDK drops most pings
-        itself; a compatible server may send its own)."""
-        return getattr(event, "type", "") != "ping"
+    def is_content(name: Any, event: Any) -> bool:
+        """Whether ``event`` is progress: anything but a ping."""
+        return name != "ping"
 
     def __init__(self, host: str = "api.anthropic.com") -> None:
         self.host = host
@@ -312,53 +320,60 @@ class _Assembler:
         self.stop: str | None = None
         self.done = False
 
-    def feed(self, event: Any) -> list[StreamEvent]:
-        kind = event.type
-        if kind == "message_start":
-            self._count(event.message.usage)
+    def feed(self, name: Any, event: Any, out: list[StreamEvent]) -> None:
+        """Append the stream events of one Messages API event to ``out``.  Dispatched, as
+        the SDK does, on the ``event:`` name for pings and errors, else on the data's type."""
+        if name == "ping":
+            return
+        if name == "error":
+            raise _stream_error(self.host, event)
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            state = self.blocks.get(event["index"])
+            if state is None:
+                return
+            delta = event["delta"]
+            kind = delta.get("type")
+            if kind == "text_delta":
+                state["text"].append(delta["text"])
+                out.append(TextDelta(delta["text"]))
+            elif kind == "thinking_delta":
+                state["text"].append(delta["thinking"])
+                out.append(ReasoningDelta(delta["thinking"]))
+            elif kind == "signature_delta":
+                state["signature"] = (state["signature"] or "") + delta["signature"]
+            elif kind == "input_json_delta":
+                state["text"].append(delta["partial_json"])
+        elif kind == "message_start":
+            self._count((event.get("message") or {}).get("usage"))
         elif kind == "content_block_start":
-            block = event.content_block
-            state: dict[str, Any] = {"type": block.type, "text": [], "signature": None}
-            self.blocks[event.index] = state
-            if block.type == "redacted_thinking":
-                state["data"] = block.data
-            elif block.type == "tool_use":
-                state.update(id=block.id, name=block.name)
-                return [ToolCallStarted(block.id, block.name)]
-            elif block.type in ("text", "thinking"):
-                initial = getattr(block, block.type, "") or ""
+            block = event["content_block"]
+            block_type = block.get("type")
+            state: dict[str, Any] = {"type": block_type, "text": [], "signature": None}
+            self.blocks[event["index"]] = state
+            if block_type == "redacted_thinking":
+                state["data"] = block.get("data")
+            elif block_type == "tool_use":
+                state.update(id=block["id"], name=block["name"])
+                out.append(ToolCallStarted(block["id"], block["name"]))
+            elif block_type in ("text", "thinking"):
+                initial = block.get(block_type) or ""
                 if initial:
                     state["text"].append(initial)
-                    delta = TextDelta(initial) if block.type == "text" else ReasoningDelta(initial)
-                    return [delta]
-        elif kind == "content_block_delta":
-            state = self.blocks.get(event.index)
-            delta = event.delta
-            if state is None:
-                return []
-            if delta.type == "text_delta":
-                state["text"].append(delta.text)
-                return [TextDelta(delta.text)]
-            if delta.type == "thinking_delta":
-                state["text"].append(delta.thinking)
-                return [ReasoningDelta(delta.thinking)]
-            if delta.type == "signature_delta":
-                state["signature"] = (state["signature"] or "") + delta.signature
-            elif delta.type == "input_json_delta":
-                state["text"].append(delta.partial_json)
+                    out.append(TextDelta(initial) if block_type == "text"
+                               else ReasoningDelta(initial))
         elif kind == "message_delta":
-            self.stop = event.delta.stop_reason or self.stop
-            self._count(event.usage)
+            self.stop = (event.get("delta") or {}).get("stop_reason") or self.stop
+            self._count(event.get("usage"))
         elif kind == "message_stop":
             self.done = True
-        return []
 
-    def _count(self, usage: Any) -> None:
+    def _count(self, usage: dict[str, Any] | None) -> None:
         # Counts are cumulative; message_delta may repeat some (newer servers repeat input).
-        for name in _USAGE_FIELDS:
-            value = getattr(usage, name, None)
+        for field in _USAGE_FIELDS:
+            value = (usage or {}).get(field)
             if value is not None:
-                self.counts[name] = value
+                self.counts[field] = value
 
     def finish_step(self) -> StepFinished:
         if not self.done:
@@ -451,7 +466,7 @@ class AnthropicProvider:
             max_retries=0,
             timeout=s.timeout,
             default_headers={"x-api-key": key},
-            http_client=async_http_client(timeout=s.timeout, named_events=True),
+            http_client=async_http_client(timeout=s.timeout),
         )
         # The SDK imports each resource on first use: do it now, not inside the first
         # request's deadlines.
@@ -545,18 +560,20 @@ class AnthropicProvider:
 
     async def _attempt(self, client: Any, params: dict[str, Any], clock: Deadlines
                        ) -> AsyncIterator[StreamEvent]:
-        """One try: send, stream, assemble."""
+        """One try: send (the SDK: auth, headers, status errors), then read the body's
+        events ourselves (:func:`agent.loop.streaming.read_sse`) and assemble them."""
         assembler = _Assembler(self.host)
         started = connected = False
         try:
-            response = await clock.bounded(
+            stream = await clock.bounded(
                 client.messages.create(**params, extra_headers=clock.headers()))
             connected = True
-            async with response as events:
-                async for event in clock.watch(events, assembler.is_content):
-                    for out in assembler.feed(event):
-                        started = clock.shown = True
-                        yield out
+            async with stream:  # closes the body however the attempt ends
+                async for out in read_sse(clock, stream.response, named=True,
+                                          is_content=assembler.is_content,
+                                          feed=assembler.feed):
+                    started = clock.shown = True
+                    yield out
             finished = assembler.finish_step()
         except Exception as exc:
             raise map_error(exc, output_started=started, connected=connected,

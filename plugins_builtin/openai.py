@@ -56,6 +56,7 @@ from agent.loop.streaming import (
     host_of,
     malformed_failure,
     on_daemon_thread,
+    read_sse,
     status_failure,
     transport_failure,
     with_retries,
@@ -331,7 +332,8 @@ def chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _ChatAssembler:
-    """Accumulates chat chunks into events and the final message."""
+    """Accumulates chat chunks (JSON objects, as :func:`agent.loop.streaming.read_sse` hands
+    them over) into stream events and the final message."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -343,67 +345,75 @@ class _ChatAssembler:
         self.usage = Usage()
 
     @staticmethod
-    def is_content(chunk: Any) -> bool:
+    def is_content(name: Any, chunk: Any) -> bool:
         """Whether ``chunk`` is progress: text, reasoning, a tool-call fragment, a finish
         reason or the usage.  A role-only or empty chunk (a keep-alive) is not."""
-        if getattr(chunk, "usage", None) is not None:
+        if chunk.get("usage") is not None:
             return True
-        for choice in getattr(chunk, "choices", None) or []:
-            if choice.finish_reason:
+        for choice in chunk.get("choices") or ():
+            if choice.get("finish_reason"):
                 return True
-            delta = choice.delta
-            if delta is None:
+            delta = choice.get("delta")
+            if not delta:
                 continue
-            if delta.content or delta.tool_calls or getattr(delta, "refusal", None):
-                return True
-            if any(getattr(delta, key, None) for key in ("reasoning_content", "reasoning")):
+            if (delta.get("content") or delta.get("tool_calls") or delta.get("refusal")
+                    or delta.get("reasoning_content") or delta.get("reasoning")):
                 return True
         return False
 
-    def feed(self, chunk: Any) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = chat_usage(chunk.usage)
-        for choice in chunk.choices or []:
-            delta = choice.delta
-            if choice.finish_reason:
-                self.finish = choice.finish_reason
-            if delta is None:
+    def feed(self, name: Any, chunk: Any, out: list[StreamEvent]) -> None:
+        """Append the stream events of one chunk to ``out``."""
+        if chunk.get("error"):
+            raise _stream_error(self.name, chunk["error"])
+        usage = chunk.get("usage")
+        if usage is not None:
+            self.usage = chat_usage(usage)
+        for choice in chunk.get("choices") or ():
+            finish = choice.get("finish_reason")
+            if finish:
+                self.finish = finish
+            delta = choice.get("delta")
+            if not delta:
                 continue
             # Compatible servers stream reasoning under one of these (DeepSeek/vLLM, OpenRouter).
             for key in ("reasoning_content", "reasoning"):
-                piece = getattr(delta, key, None)
+                piece = delta.get(key)
                 if isinstance(piece, str) and piece:
                     self.reasoning.append(piece)
-                    events.append(ReasoningDelta(piece))
+                    out.append(ReasoningDelta(piece))
                     break
-            for piece in (delta.content, getattr(delta, "refusal", None)):
-                if piece:
-                    self.text.append(piece)
-                    events.append(TextDelta(piece))
-            for frag in delta.tool_calls or []:
-                events.extend(self._tool_fragment(frag))
-        return events
+            piece = delta.get("content")
+            if piece:
+                self.text.append(piece)
+                out.append(TextDelta(piece))
+            piece = delta.get("refusal")
+            if piece:
+                self.text.append(piece)
+                out.append(TextDelta(piece))
+            for frag in delta.get("tool_calls") or ():
+                self._tool_fragment(frag, out)
 
-    def _tool_fragment(self, frag: Any) -> list[StreamEvent]:
-        index = frag.index if frag.index is not None else len(self.calls)
+    def _tool_fragment(self, frag: dict[str, Any], out: list[StreamEvent]) -> None:
+        index = frag.get("index")
+        if index is None:
+            index = len(self.calls)
         call = self.by_index.get(index)
+        frag_id = frag.get("id")
         # Some servers reuse index 0 for every call; a new id means a new call.
-        if call is None or (frag.id and call["id"] and frag.id != call["id"]):
-            call = {"id": frag.id or "", "name": "", "args": [], "announced": False}
+        if call is None or (frag_id and call["id"] and frag_id != call["id"]):
+            call = {"id": frag_id or "", "name": "", "args": [], "announced": False}
             self.calls.append(call)
             self.by_index[index] = call
-        fn = frag.function
-        if fn is not None:
-            if fn.name and not call["name"]:
-                call["name"] = fn.name
-            if fn.arguments:
-                call["args"].append(fn.arguments)
+        fn = frag.get("function")
+        if fn:
+            if fn.get("name") and not call["name"]:
+                call["name"] = fn["name"]
+            if fn.get("arguments"):
+                call["args"].append(fn["arguments"])
         if call["name"] and not call["announced"]:
             call["announced"] = True
             call["id"] = call["id"] or f"call_{len(self.calls)}"
-            return [ToolCallStarted(call["id"], call["name"])]
-        return []
+            out.append(ToolCallStarted(call["id"], call["name"]))
 
     def finish_step(self) -> StepFinished:
         if self.finish is None:
@@ -427,16 +437,23 @@ class _ChatAssembler:
         return StepFinished(Message("assistant", parts), self.usage, stop)
 
 
-def chat_usage(usage: Any) -> Usage:
-    """Chat ``usage`` → :class:`Usage` (cached and reasoning tokens from the details)."""
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    completion_details = getattr(usage, "completion_tokens_details", None)
+def chat_usage(usage: dict[str, Any]) -> Usage:
+    """Chat ``usage`` (JSON) → :class:`Usage` (cached and reasoning tokens from the details)."""
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
     return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cached_tokens=prompt_details.get("cached_tokens") or 0,
+        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
     )
+
+
+def _stream_error(name: str, body: Any) -> ProviderError:
+    """An error object inside the stream (``{"error": {...}}``, where the SDK would raise
+    ``openai.APIError``) as a :class:`ProviderError`."""
+    text = _error_text(body) or "An error occurred during streaming"
+    return ProviderError(f"{name} stream error: {text}", retryable=True, kind="stream")
 
 
 class _RequestShape:
@@ -496,18 +513,19 @@ class _RequestShape:
 
     async def _attempt(self, params: dict[str, Any], clock: Deadlines
                        ) -> AsyncIterator[StreamEvent]:
-        """One try: send, stream, assemble."""
+        """One try: send (the SDK: auth, headers, status errors), then read the body's
+        events ourselves (:func:`agent.loop.streaming.read_sse`) and assemble them."""
         assembler = self.assembler()
         started = connected = False
         try:
-            response = await clock.bounded(self.open({**params,
-                                                      "extra_headers": clock.headers()}))
+            stream = await clock.bounded(self.open({**params, "extra_headers": clock.headers()}))
             connected = True
-            async with response as items:
-                async for item in clock.watch(items, assembler.is_content):
-                    for event in assembler.feed(item):
-                        started = clock.shown = True
-                        yield event
+            async with stream:  # closes the body however the attempt ends
+                async for event in read_sse(clock, stream.response, named=False,
+                                            is_content=assembler.is_content,
+                                            feed=assembler.feed):
+                    started = clock.shown = True
+                    yield event
             finished = assembler.finish_step()
         except Exception as exc:
             raise self.endpoint.error(exc, output_started=started,
@@ -550,21 +568,6 @@ class ChatProvider(_RequestShape):
 
     def resource(self, client: Any) -> Any:
         return client.chat.completions
-
-    def warm(self, client: Any) -> None:
-        """Import the resource and build the chunk models' validators (a first
-        ``construct`` takes 10-50 ms), on the worker thread :meth:`ready` runs it on."""
-        from openai._models import construct_type
-        from openai.types.chat import ChatCompletionChunk
-
-        self.resource(client)
-        for choices, usage in (([{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                  "finish_reason": None}], None),
-                               ([], {"prompt_tokens": 1, "completion_tokens": 1,
-                                     "total_tokens": 2})):
-            construct_type(type_=ChatCompletionChunk,
-                           value={"id": "", "object": "chat.completion.chunk", "created": 0,
-                                  "model": "", "choices": choices, "usage": usage})
 
     async def open(self, params: dict[str, Any]) -> Any:
         return await self.resource(self.endpoint.client()).create(**params)
@@ -619,15 +622,17 @@ def responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def responses_usage(usage: Any) -> Usage:
-    """Responses ``usage`` → :class:`Usage`."""
-    if usage is None:
+def responses_usage(usage: dict[str, Any] | None) -> Usage:
+    """Responses ``usage`` (JSON) → :class:`Usage`."""
+    if not usage:
         return Usage()
+    input_details = usage.get("input_tokens_details") or {}
+    output_details = usage.get("output_tokens_details") or {}
     return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cached_tokens=getattr(usage.input_tokens_details, "cached_tokens", None) or 0,
-        reasoning_tokens=getattr(usage.output_tokens_details, "reasoning_tokens", None) or 0,
+        input_tokens=usage.get("input_tokens") or 0,
+        output_tokens=usage.get("output_tokens") or 0,
+        cached_tokens=input_details.get("cached_tokens") or 0,
+        reasoning_tokens=output_details.get("reasoning_tokens") or 0,
     )
 
 
@@ -637,12 +642,13 @@ _RESPONSES_IDLE = frozenset({"response.created", "response.in_progress", "respon
 
 
 class _ResponsesAssembler:
-    """Accumulates responses events into stream events and the final message."""
+    """Accumulates responses events (JSON objects, as :func:`agent.loop.streaming.read_sse`
+    hands them over) into stream events and the final message."""
 
     @staticmethod
-    def is_content(event: Any) -> bool:
+    def is_content(name: Any, event: Any) -> bool:
         """Whether ``event`` is progress (anything but a state announcement or keep-alive)."""
-        return getattr(event, "type", "") not in _RESPONSES_IDLE
+        return event.get("type", "") not in _RESPONSES_IDLE
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
@@ -653,78 +659,82 @@ class _ResponsesAssembler:
         self.stop = "end"
         self.done = False
 
-    def feed(self, event: Any) -> list[StreamEvent]:
-        kind = getattr(event, "type", "")
-        if kind == "response.output_item.added":
-            item = event.item
-            if item.type == "function_call":
-                return [ToolCallStarted(item.call_id, item.name)]
+    def feed(self, name: Any, event: Any, out: list[StreamEvent]) -> None:
+        """Append the stream events of one responses event to ``out``."""
+        if event.get("error"):  # an error object, where the SDK would raise APIError
+            raise _stream_error(self.endpoint.host, event["error"])
+        kind = event.get("type", "")
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            out.append(TextDelta(event["delta"]))
         elif kind == "response.reasoning_summary_text.delta":
             # Separate summary parts the way the API's own summary text does.
-            last = self.summary_index.setdefault(event.output_index, event.summary_index)
-            self.summary_index[event.output_index] = event.summary_index
-            prefix = "\n\n" if event.summary_index != last else ""
-            return [ReasoningDelta(prefix + event.delta)]
+            index, summary = event["output_index"], event["summary_index"]
+            last = self.summary_index.setdefault(index, summary)
+            self.summary_index[index] = summary
+            prefix = "\n\n" if summary != last else ""
+            out.append(ReasoningDelta(prefix + event["delta"]))
         elif kind == "response.reasoning_text.delta":
-            return [ReasoningDelta(event.delta)]
-        elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            return [TextDelta(event.delta)]
+            out.append(ReasoningDelta(event["delta"]))
         elif kind == "response.function_call_arguments.delta":
-            self.args.setdefault(event.output_index, []).append(event.delta)
+            self.args.setdefault(event["output_index"], []).append(event["delta"])
+        elif kind == "response.output_item.added":
+            item = event["item"]
+            if item.get("type") == "function_call":
+                out.append(ToolCallStarted(item["call_id"], item["name"]))
         elif kind == "response.output_item.done":
-            part = self._part(event.item, event.output_index)
+            part = self._part(event["item"], event["output_index"])
             if part is not None:
-                self.items[event.output_index] = part
+                self.items[event["output_index"]] = part
         elif kind in ("response.completed", "response.incomplete"):
-            self._complete(event.response)
+            self._complete(event["response"])
         elif kind == "response.failed":
-            err = getattr(event.response, "error", None)
-            text = getattr(err, "message", None) or "the response failed"
+            err = (event.get("response") or {}).get("error") or {}
+            text = err.get("message") or "the response failed"
             raise ProviderError(f"{self.endpoint.host} stream error: {text}", retryable=True,
                                 kind="stream")
         elif kind == "error":
-            text = getattr(event, "message", None) or "error event"
-            code = getattr(event, "code", None)
+            text = event.get("message") or "error event"
+            code = event.get("code")
             raise ProviderError(
                 f"{self.endpoint.host} stream error: {text}" + (f" ({code})" if code else ""),
                 retryable=True, kind="stream",
             )
-        return []
 
-    def _part(self, item: Any, index: int) -> Any:
-        if item.type == "reasoning":
-            texts = [s.text for s in item.summary or []]
+    def _part(self, item: dict[str, Any], index: int) -> Any:
+        kind = item.get("type")
+        if kind == "reasoning":
+            texts = [s.get("text") or "" for s in item.get("summary") or ()]
             if not texts:
-                texts = [c.text for c in getattr(item, "content", None) or []]
+                texts = [c.get("text") or "" for c in item.get("content") or ()]
             return ReasoningPart(
-                "\n\n".join(texts), encrypted=getattr(item, "encrypted_content", None),
-                item_id=item.id, provider="openai",
+                "\n\n".join(texts), encrypted=item.get("encrypted_content"),
+                item_id=item.get("id"), provider="openai",
             )
-        if item.type == "message":
+        if kind == "message":
             text = "".join(
-                getattr(c, "text", None) or getattr(c, "refusal", None) or ""
-                for c in item.content or []
+                c.get("text") or c.get("refusal") or "" for c in item.get("content") or ()
             )
             return TextPart(text) if text else None
-        if item.type == "function_call":
-            raw = item.arguments
+        if kind == "function_call":
+            raw = item.get("arguments")
             if raw is None:
                 raw = "".join(self.args.get(index, []))
-            return ToolCallPart(id=item.call_id, name=item.name, arguments=decode_arguments(raw),
-                                raw_arguments=raw, item_id=item.id)
+            return ToolCallPart(id=item["call_id"], name=item["name"],
+                                arguments=decode_arguments(raw), raw_arguments=raw,
+                                item_id=item.get("id"))
         return None
 
-    def _complete(self, response: Any) -> None:
+    def _complete(self, response: dict[str, Any]) -> None:
         self.done = True
-        self.usage = responses_usage(getattr(response, "usage", None))
+        self.usage = responses_usage(response.get("usage"))
         # Items the stream never closed explicitly: take them from the final response.
-        for index, item in enumerate(getattr(response, "output", None) or []):
+        for index, item in enumerate(response.get("output") or ()):
             if index not in self.items:
                 part = self._part(item, index)
                 if part is not None:
                     self.items[index] = part
-        if response.status == "incomplete":
-            reason = getattr(response.incomplete_details, "reason", None)
+        if response.get("status") == "incomplete":
+            reason = (response.get("incomplete_details") or {}).get("reason")
             self.stop = "refusal" if reason == "content_filter" else "max_tokens"
 
     def finish_step(self) -> StepFinished:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import sys
 import threading
@@ -31,9 +32,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from agent.contract.providers import ProviderError, ProviderNotice, StreamEvent
+from agent.contract.providers import (
+    ProviderError,
+    ProviderNotice,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
 
 T = TypeVar("T")
+
+#: The stream events :func:`merge_deltas` joins when they follow each other.
+_DELTAS = (TextDelta, ReasoningDelta)
 
 #: Backoff between attempts when the server names no delay (the SDKs' own schedule).
 BACKOFF_FIRST = 0.5
@@ -140,6 +150,91 @@ class Deadlines:
             if is_content(item):
                 self.touch()
             yield item
+
+
+#: ``feed(name, value, out)``: one SSE event (its ``event:`` name and JSON value) into the
+#: stream events it makes, appended to ``out``.
+Feed = Callable[[Any, Any, list[StreamEvent]], None]
+
+
+async def read_sse(clock: Deadlines, response: Any, *, named: bool,
+                   is_content: Callable[[Any, Any], bool], feed: Feed
+                   ) -> AsyncIterator[StreamEvent]:
+    """The stream events of an SSE ``response`` (an ``httpx2.Response`` the SDK opened, its
+    body unread), read within ``clock``'s deadlines and split by
+    :class:`agent.lib.sse.SSESplitter`; ``is_content(name, value)`` says whether an event is
+    progress (resets the idle deadline).
+
+    What one read of the socket brings is handled together: consecutive text (or reasoning)
+    deltas become one event, so a fast stream costs a few events per read, not one per token.
+    A malformed event, or an error ``feed`` raises (a stream error event), ends the stream
+    after every event before it has gone out.  After OpenAI's ``[DONE]`` the rest of the body
+    is read but not parsed, so the connection can be reused.
+    """
+    from agent.lib.sse import DONE, MalformedStream, SSESplitter, clip
+
+    splitter = SSESplitter(named)
+    chunks = response.aiter_bytes()
+    done = False
+    try:
+        while True:
+            try:
+                chunk = await clock.bounded(chunks.__anext__(), output_started=clock.shown)
+            except StopAsyncIteration:
+                return
+            if done:
+                continue
+            out: list[StreamEvent] = []
+            failure: Exception | None = None
+            touched = False
+            for name, value in splitter.feed(chunk):
+                if value is DONE:
+                    done = True
+                    break
+                try:
+                    if not touched and is_content(name, value):
+                        touched = True
+                    feed(name, value, out)
+                except ProviderError as exc:
+                    failure = exc
+                    break
+                except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+                    # e.g. "choices": null, or a delta that is a string, not an object
+                    failure = MalformedStream(
+                        "an event of a shape the format does not allow",
+                        clip(json.dumps(value, ensure_ascii=False)))
+                    break
+            if touched:
+                clock.touch()
+            for event in out if len(out) < 2 else merge_deltas(out):
+                yield event
+            if failure is None:
+                failure = splitter.error
+            if failure is not None:
+                raise failure
+    finally:
+        await chunks.aclose()
+
+
+def merge_deltas(events: list[StreamEvent]) -> list[StreamEvent]:
+    """``events`` with each run of text deltas (and of reasoning deltas) joined into one."""
+    merged: list[StreamEvent] = []
+    run: list[str] = []
+    kind: type | None = None
+    for event in events:
+        if type(event) is kind:
+            run.append(event.text)  # type: ignore[union-attr]
+            continue
+        if kind is not None:
+            merged.append(kind("".join(run)))
+            kind = None
+        if type(event) in _DELTAS:
+            kind, run = type(event), [event.text]  # type: ignore[union-attr]
+        else:
+            merged.append(event)
+    if kind is not None:
+        merged.append(kind("".join(run)))
+    return merged
 
 
 def backoff(retry: int) -> float:

@@ -164,17 +164,25 @@ async def test_good_events_sharing_a_chunk_with_a_bad_one_still_arrive(tmp_path,
     assert session.messages[-1].text == "Start KEPT"
 
 
-def test_the_sse_check_reads_every_line_ending_and_any_chunking():
-    from agent.loop.retry import SSEChecker
-
-    stream = (b'event: a\r\ndata: {"x": 1}\r\n\r\n: keep-alive\n\nevent: b\rdata: [1,\rdata: 2]'
-              b'\r\rid: 7\nretry: 10\ndata: [DONE]\n\n')
-    for size in (1, 2, 3, 7, len(stream)):
-        checker = SSEChecker(named=False)
-        for start in range(0, len(stream), size):
-            chunk = stream[start:start + size]
-            assert checker.feed(chunk) == len(chunk) and checker.error is None, (size, start)
-    checker = SSEChecker(named=False)
-    good, bad = b'data: {"a": 1}\n\n', b"data: {oops\n\n"
-    assert checker.feed(good + bad) == len(good)  # the good event still goes through
-    assert str(checker.error) == "an event whose data is not JSON: data: {oops"
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_an_event_of_the_wrong_shape_is_malformed_and_keeps_what_arrived(
+        tmp_path, fake_provider, fmt):
+    # Valid JSON, but not what the format allows where it stands: a delta that is a string.
+    bad = {"chat": {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                    "choices": [{"index": 0, "delta": "oops", "finish_reason": None}]},
+           "responses": {"type": "response.output_text.delta", "output_index": 1},
+           "anthropic": {"type": "content_block_start", "index": 5, "content_block": "oops"}}
+    kind = fmt[1] or "anthropic"
+    raw = (f"event: {bad[kind]['type']}\n" if kind != "chat" else "") + \
+        f"data: {json.dumps(bad[kind])}\n\n"
+    fake_provider.script(Reply.malformed(raw, after=mid_text(fmt),
+                                         reply=Reply("Words around a bad event", pieces=3)))
+    session = open_session(tmp_path, fake_provider, fmt, retries=2)
+    events = await collect(session, "hello")
+    error = error_of(events)
+    assert error.error.startswith(f"{host(fake_provider)} sent a malformed stream: an event of "
+                                  "a shape the format does not allow: {")
+    shown = shown_text(events)
+    assert shown and session.messages[-1].text == shown
+    assert len(fake_provider.requests) == 1  # not retried
+    await next_prompt_works(session, fake_provider)

@@ -391,15 +391,15 @@ async def test_script_running_out_fails_loudly(fake_provider):
 def test_chat_calls_reusing_an_index_are_kept_apart():
     # Some compatible servers send every call at index 0, told apart only by id.
     def chunk(**delta):
-        fn = SimpleNamespace(name=delta.pop("name", None), arguments=delta.pop("args", None))
-        frag = SimpleNamespace(index=0, id=delta.pop("id", None), function=fn)
-        d = SimpleNamespace(content=None, refusal=None, tool_calls=[frag])
-        return SimpleNamespace(usage=None, choices=[SimpleNamespace(delta=d, finish_reason=None)])
+        fn = {"name": delta.pop("name", None), "arguments": delta.pop("args", None)}
+        frag = {"index": 0, "id": delta.pop("id", None), "function": fn}
+        d = {"content": None, "refusal": None, "tool_calls": [frag]}
+        return {"usage": None, "choices": [{"delta": d, "finish_reason": None}]}
 
     asm = provider_openai._ChatAssembler("test")
     events = []
     for c in (chunk(id="a", name="f", args='{"x": 1}'), chunk(id="b", name="g", args="{}")):
-        events += asm.feed(c)
+        asm.feed(None, c, events)
     asm.finish = "tool_calls"
     calls = asm.finish_step().message.tool_calls
     assert [(e.id, e.name) for e in events] == [("a", "f"), ("b", "g")]
