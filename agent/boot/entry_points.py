@@ -94,10 +94,12 @@ def scan(groups: Sequence[str], cache_file: Path | None = None) -> list[EntryPoi
     """Every entry point of ``groups``, in the order ``importlib.metadata.entry_points()``
     lists them (``sys.path`` order, the first distribution of a name hiding later ones).
     With ``cache_file`` the unchanged ``sys.path`` entries are taken from it and the file is
-    updated if anything was read anew."""
+    updated if anything was read anew; an entry this process read before and that has not
+    changed since is not read again (:data:`_REMEMBERED`), with or without the file."""
     if not _only_path_finders():
         return _full_scan(groups)
     stored = _read(cache_file, groups) if cache_file is not None else {}
+    remembered = _REMEMBERED.setdefault(tuple(groups), {})
     now = time.time_ns()
     fresh: dict[str, Any] = {}
     changed = False
@@ -109,12 +111,14 @@ def scan(groups: Sequence[str], cache_file: Path | None = None) -> list[EntryPoi
             continue  # importlib.metadata too looks at a repeated entry only the first time
         record = stored.get(entry)
         if record is None or not _current(record):
-            try:
-                record = _read_entry(entry, groups, now)
-            except _Unusual:
-                return _full_scan(groups)
+            record = remembered.get(entry)
+            if record is None or not _current(record):
+                try:
+                    record = _read_entry(entry, groups, now)
+                except _Unusual:
+                    return _full_scan(groups)
             changed = True
-        fresh[entry] = record
+        fresh[entry] = remembered[entry] = record
         for dist in record["dists"]:
             if dist["norm"] in seen:
                 continue
@@ -127,6 +131,12 @@ def scan(groups: Sequence[str], cache_file: Path | None = None) -> list[EntryPoi
         others = [(e, r) for e, r in stored.items() if e not in fresh][:KEEP_OTHERS]
         _write(cache_file, {**fresh, **dict(others)}, groups)
     return found
+
+
+#: The records this process has read, by groups and ``sys.path`` entry, checked by the same
+#: stats as the file's: a second scan in one process (``make_boot`` and in-process CLI runs in
+#: the test suite, hundreds per worker) reads only what changed since, file or no file.
+_REMEMBERED: dict[tuple[str, ...], dict[str, dict[str, Any]]] = {}
 
 
 class _Unusual(Exception):
