@@ -5,13 +5,20 @@ over steps 100..300, so one allocation burst does not decide it) against the flo
 keeping the whole history pays: the history's own growth per step (the JSON bytes of the
 messages the step added, as the store saved them).  Linux only (/proc).  Run
 `python bench/long_turn.py [--steps 300] [--from 100]`.
+
+``--trace DIR`` runs the agent under tracemalloc (bench/_traced_agent.py) and, at steps FROM and
+STEPS, has it dump a snapshot, its objects counted by type, and tracemalloc's total against RSS;
+then prints what grew between the two, grouped by traceback.  Tracing slows the turn several
+times over and adds its own memory: the RSS slope of a traced run is not the figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,7 +64,19 @@ def workspace(root: Path, steps: int) -> Path:
     return ws
 
 
-def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, object]:
+def dump_traced(pid: int, trace_dir: Path, n: int) -> None:
+    """Have the traced agent dump its n-th snapshot, and wait (bounded) until it has."""
+    os.kill(pid, signal.SIGUSR1)
+    done = trace_dir / f"done-{n}"
+    for _ in range(6000):
+        if done.exists():
+            return
+        threading.Event().wait(0.05)
+    raise RuntimeError(f"the traced agent wrote no {done.name}")
+
+
+def run_turn(steps: int, *, plugins_off: tuple[str, ...] = (), trace_dir: Path | None = None,
+             trace_at: tuple[int, ...] = ()) -> dict[str, object]:
     """Run one turn of ``steps`` tool steps; returns the RSS samples, the compaction's first
     step, and the saved history's bytes per step."""
     with tempfile.TemporaryDirectory(prefix="agent-turn-") as tmp, \
@@ -68,6 +87,7 @@ def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, obje
         (home / "config.toml").write_text(f"compact_threshold = {THRESHOLD}\n")
         samples: dict[int, int] = {}
         compacted_at: list[int] = []
+        summarised_at: list[int] = []  # the step each summary request came before
         proc: list[subprocess.Popen[bytes]] = []
         lock = threading.Lock()
         step = [0]
@@ -76,12 +96,15 @@ def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, obje
             body = req.body if isinstance(req.body, dict) else {}
             first = (body.get("messages") or [{}])[0]
             if str(first.get("content", "")).startswith(SUMMARY_SYSTEM_START):
+                summarised_at.append(step[0])
                 return Reply.text("Notes: read src/module_*.py one by one; nothing changed.")
             with lock:
                 step[0] += 1
                 n = step[0]
             # The agent is blocked on this request: its RSS is that of a quiet moment.
             samples[n] = rss_kib(proc[0].pid)
+            if trace_dir is not None and n in trace_at:
+                dump_traced(proc[0].pid, trace_dir, trace_at.index(n) + 1)
             if not compacted_at and any(
                     str(m.get("content", "")).startswith("Summary of the earlier part")
                     for m in body.get("messages") or [] if m.get("role") == "user"):
@@ -92,19 +115,21 @@ def run_turn(steps: int, *, plugins_off: tuple[str, ...] = ()) -> dict[str, obje
                          tool_calls=[("read_file", {"path": f"src/module_{n}.py"}, f"call_{n}")])
 
         srv.responder = respond
-        cmd = [sys.executable, "-m", "agent", "--provider", "openai", "--base-url",
+        launcher = (["-m", "agent"] if trace_dir is None else
+                    [str(Path(__file__).with_name("_traced_agent.py")), str(trace_dir)])
+        cmd = [sys.executable, *launcher, "--provider", "openai", "--base-url",
                srv.openai_url, "--model", "gpt-5", "--max-steps", str(steps + 1),
                "-p", "Read every module under src/, one per step."]
         for name in plugins_off:
             cmd += ["--disable", name]
         proc.append(subprocess.Popen(cmd, env=env, cwd=ws, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE))
-        _, err = proc[0].communicate(timeout=900)
+        _, err = proc[0].communicate(timeout=900 if trace_dir is None else 3600)
         if proc[0].returncode != 0:
             raise RuntimeError(f"agent exited {proc[0].returncode}: {err.decode()[-2000:]}")
         per_step = history_bytes_per_step(home / "state", steps)
     return {"samples": samples, "compacted_at": compacted_at[0] if compacted_at else None,
-            "history_per_step": per_step}
+            "history_per_step": per_step, "summarised_at": summarised_at}
 
 
 def history_bytes_per_step(state_dir: Path, steps: int) -> float:
@@ -116,6 +141,43 @@ def history_bytes_per_step(state_dir: Path, steps: int) -> float:
         sizes = [len(json.dumps(m)) for m in store.load_messages(record.id)]
     # message 0 is the prompt; then two per step (the call, its result); the last is the answer
     return sum(sizes[1:1 + 2 * steps]) / steps
+
+
+def trace_report(trace_dir: Path, steps: int, top: int = 30, depth: int = 10) -> list[str]:
+    """What grew between the two dumps: tracemalloc against RSS, object counts by type, and
+    the allocation sites (grouped by traceback) that grew most."""
+    import tracemalloc
+
+    span = steps
+    first, last = (json.loads((trace_dir / f"mem-{n}.json").read_text()) for n in (1, 2))
+    lines = [f"traced {first['traced'] / 1024:.0f} -> {last['traced'] / 1024:.0f} KiB "
+             f"({(last['traced'] - first['traced']) / 1024 / span:.2f} KiB/step); RSS "
+             f"{first['rss_kib']} -> {last['rss_kib']} KiB "
+             f"({(last['rss_kib'] - first['rss_kib']) / span:.2f} KiB/step); objects "
+             f"{first['objects']} -> {last['objects']}"]
+    heap = [(name, first["mallinfo"].get(name, 0), last["mallinfo"].get(name, 0))
+            for name in ("arena", "uordblks", "fordblks", "hblkhd")]
+    lines.append("malloc (KiB): " + ", ".join(
+        f"{name} {a / 1024:.0f} -> {b / 1024:.0f} ({(b - a) / 1024 / span:+.2f}/step)"
+        for name, a, b in heap))
+    before, after = (dict(json.loads((trace_dir / f"types-{n}.json").read_text()))
+                     for n in (1, 2))
+    grown = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in set(before) | set(after)),
+                   reverse=True)
+    lines.append("objects by type, growth: " + ", ".join(
+        f"{k} {d:+d}" for d, k in grown[:20] if d))
+    if not (trace_dir / "snap-1.pickle").exists():
+        return lines  # TRACE_FRAMES=0: no snapshots
+    old, new = (tracemalloc.Snapshot.load(str(trace_dir / f"snap-{n}.pickle")) for n in (1, 2))
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__),
+              tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]
+    old, new = old.filter_traces(ignore), new.filter_traces(ignore)
+    for stat in new.compare_to(old, "traceback")[:top]:
+        lines.append(f"{stat.size_diff / 1024:+.1f} KiB, {stat.count_diff:+d} blocks")
+        # innermost first: the allocation, then the callers that explain it
+        for frame in list(reversed(stat.traceback))[:depth]:
+            lines.append(f"    {frame.filename.removeprefix(str(ROOT) + '/')}:{frame.lineno}")
+    return lines
 
 
 def main(steps: int = 300, start: int = 100) -> list[str]:
@@ -139,5 +201,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--from", dest="start", type=int, default=100)
+    parser.add_argument("--trace", metavar="DIR", type=Path,
+                        help="run under tracemalloc and report what grew (slow)")
     args = parser.parse_args()
-    print("\n".join(main(args.steps, args.start)))
+    if args.trace is not None:
+        args.trace.mkdir(parents=True, exist_ok=True)
+        compile_bytecode()
+        run_turn(args.steps, trace_dir=args.trace, trace_at=(args.start, args.steps))
+        print("\n".join(trace_report(args.trace, args.steps - args.start)))
+    else:
+        print("\n".join(main(args.steps, args.start)))
