@@ -201,8 +201,10 @@ def _last_prompt_index(messages: list[Message]) -> int:
     return -1
 
 
-def strip_reasoning(messages: list[Message]) -> Aligned:
+def strip_reasoning(messages: list[Message], start: int = 0) -> Aligned:
     """Step 1: drop reasoning parts and provider item ids; messages left empty become None.
+    Messages before ``start`` are passed through as they are (a held summary covers them:
+    nothing will read them).
 
     The last assistant message of the running tool loop keeps its reasoning untouched:
     with thinking on, Anthropic rejects a tool continuation whose assistant turn lost its
@@ -212,8 +214,8 @@ def strip_reasoning(messages: list[Message]) -> Aligned:
     last = len(messages) - 1
     if last > 0 and messages[last].role == "tool" and messages[last - 1].role == "assistant":
         keep = last - 1
-    out: Aligned = []
-    for i, msg in enumerate(messages):
+    out: Aligned = list(messages[:start])
+    for i, msg in enumerate(messages[start:], start):
         if i == keep:
             out.append(msg)
             continue
@@ -267,12 +269,14 @@ def answers(messages: Sequence[Message | None], i: int) -> tuple[int, dict[str, 
     return -1, {}
 
 
-def stub_tools(messages: Aligned, keep_last: int) -> Aligned:
+def stub_tools(messages: Aligned, keep_last: int, start: int = 0) -> Aligned:
     """Step 2: outside the last ``keep_last`` messages, tool calls become notes and their
-    results go (a result inside the tail whose call is outside goes too)."""
+    results go (a result inside the tail whose call is outside goes too).  Messages before
+    ``start`` are left as they are (the caller reads none of them)."""
     boundary = len(messages) - keep_last
     out: Aligned = list(messages)
-    for i, msg in enumerate(messages[:max(boundary, 0)]):
+    for i in range(start, max(boundary, 0)):
+        msg = messages[i]
         if msg is None or msg.role != "assistant" or not msg.tool_calls:
             continue
         j, found = answers(messages, i)
@@ -451,10 +455,15 @@ def plan_cut(messages: list[Message], base: Aligned, budget: int,
              previous: int | None, previous_summary: str | None = None) -> int:
     """Choose the cut: the previous one while it still fits (with its actual summary),
     else the earliest one (not before the previous) that leaves the request under the
-    low-water mark (reserving a full-size summary)."""
-    narrow = stub_tools(base, RUNGS[-1])
+    low-water mark (reserving a full-size summary).  Only cuts from the previous one on are
+    weighed, so the history before it is neither stubbed nor estimated again."""
+    points = cut_points(messages)
+    if not points:
+        return 0
+    start = previous if previous in points else 0
+    narrow = stub_tools(base, RUNGS[-1], start)
     suffix = [0] * (len(messages) + 1)
-    for i in range(len(messages) - 1, -1, -1):
+    for i in range(len(messages) - 1, start - 1, -1):
         suffix[i] = suffix[i + 1] + (tokens(narrow[i]) if narrow[i] is not None else 0)
     prompt = _last_prompt_index(messages)
     head = [0] * (len(messages) + 1)  # verbatim keepers before each cut
@@ -466,15 +475,11 @@ def plan_cut(messages: list[Message], base: Aligned, budget: int,
     def cost(cut: int, summary: int = overhead) -> int:
         return summary + head[cut] + suffix[cut]
 
-    points = cut_points(messages)
-    if not points:
-        return 0
     if previous in points:
         known = len(previous_summary) // 4 + 50 if previous_summary is not None else overhead
         if cost(previous, known) <= budget:
             return previous
-    start = previous if previous in points else 0
-    later = [p for p in points if p >= start] or points
+    later = [p for p in points if p >= start]
     for limit in (budget * LOW_WATER, budget):
         for p in later:
             if cost(p) <= limit:
@@ -699,7 +704,8 @@ async def summarize(session: Any, previous: str | None, messages: list[Message],
 def state(session: Any) -> dict[str, Any]:
     """This plugin's per-session record (``session.data["prune"]``), also read by front
     ends: ``estimate`` and ``threshold`` (est. tokens), ``last`` = (before, after) counts of
-    the latest compaction, ``step`` = which step made it fit."""
+    the latest compaction, ``step`` = which step made it fit, ``budget`` = the budget the
+    whole history was last found to overrun (see :func:`held_cut`)."""
     return session.data.setdefault("prune", {"summaries": {}, "cut": None, "key": None,
                                              "last": None, "estimate": 0, "step": None})
 
@@ -748,14 +754,40 @@ def agent_prepare_request(request, session):
     return prune_request(request, session, max(threshold - fixed, threshold // 4))
 
 
+def held_cut(st: dict[str, Any], messages: list[Message], budget: int) -> int | None:
+    """The cut the last request's summary was made at, when this request keeps it: the last
+    request needed the summary, the budget is no larger than the one the whole history was
+    last found not to fit, and the history before the cut is the one that was summarised.
+    None otherwise.
+
+    A history only grows past its cut, so a request that needed the summary once needs it
+    again; holding it skips stubbing, merging and estimating the whole history at every
+    rung, which cost time and memory in proportion to the history at every step.
+    """
+    previous = st.get("cut")
+    proven = st.get("budget")
+    if (st.get("step") != "summary" or not isinstance(proven, int) or budget > proven
+            or not isinstance(previous, int) or not 0 < previous <= len(messages)):
+        return None
+    if span_key(messages[:previous]) != st.get("key"):
+        return None  # the history was rewritten (/undo, /compact)
+    return previous
+
+
 async def prune_request(request: ProviderRequest, session: Any, budget: int) -> ProviderRequest:
     messages = list(request.messages)
     st = state(session)
-    base = strip_reasoning(messages)
-    out, step, fits = ladder(base, budget)
-    if not fits:
-        out = await _with_summary(session, messages, base, budget)
-        step = "summary"
+    held = held_cut(st, messages, budget)
+    if held is not None:
+        base = strip_reasoning(messages, start=held)
+        out, step = await _with_summary(session, messages, base, budget), "summary"
+    else:
+        base = strip_reasoning(messages)
+        out, step, fits = ladder(base, budget)
+        st["budget"] = None if fits else budget  # the budget the whole history overran
+        if not fits:
+            out = await _with_summary(session, messages, base, budget)
+            step = "summary"
     st["step"] = step
     st["last"] = (len(messages), len(out))
     metadata = {**request.metadata, "compacted": (len(messages), len(out)), "prune": step}
@@ -773,7 +805,7 @@ async def _with_summary(session: Any, messages: list[Message], base: Aligned,
     cut = plan_cut(messages, base, budget, previous,
                    st["summaries"].get(st.get("key")) if previous is not None else None)
     if cut <= 0:
-        return ladder(base, budget)[0]
+        return ladder(strip_reasoning(messages), budget)[0]
     key = span_key(messages[:cut])
     summary = st["summaries"].get(key)
     if summary is None:
