@@ -22,7 +22,6 @@ from agent import (
     hookimpl,
     sandbox_for,
 )
-from agent.shell.analysis import command_paths
 
 log = logging.getLogger("agent.plugins.bash")
 
@@ -328,6 +327,8 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
 def _effects(args: dict[str, Any]) -> Effects:
     """The command, and the files it writes, deletes and reads as far as the shell analysis
     can tell (redirections, tee, -o, rm ...), so path guards see them too."""
+    from agent.shell.analysis import command_paths  # here: a turn without bash needs no parser
+
     command = args.get("command", "")
     found = command_paths(command) if isinstance(command, str) else ((), (), ())
     writes, deletes, reads = found
