@@ -4,15 +4,24 @@ and the tool a connected server offers under a name."""
 
 from __future__ import annotations
 
-import sys
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp_forkserver import server_command
+
 from plugins_builtin.mcp import state
 
 SERVER = str(Path(__file__).with_name("mcp_features_server.py"))
+
+
+def features_server() -> dict[str, Any]:
+    """The ``[mcp_servers.feat]`` table: the features server over stdio, started through the
+    fork server (``mcp_forkserver.py``: a process of its own without importing the SDK again)."""
+    command, args = server_command(SERVER)
+    return {"command": command, "args": args}
 
 
 def features_home(tmp_path: Path, *, top: str = "", tables: str = "") -> tuple[Path, Path]:
@@ -21,9 +30,11 @@ def features_home(tmp_path: Path, *, top: str = "", tables: str = "") -> tuple[P
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
     home.mkdir()
+    server = features_server()
     (home / "config.toml").write_text(
         "mcp_startup_timeout = 120\n" + top
-        + f'[mcp_servers.feat]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n' + tables)
+        + f'[mcp_servers.feat]\ncommand = {json.dumps(server["command"])}\n'
+        + f'args = {json.dumps(server["args"])}\n' + tables)
     return home, ws
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,11 +13,11 @@ import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
 from mcp_features import (
-    SERVER,
     assert_sampling_round_trip,
     connected,
     feature_tool,
     features_home,
+    features_server,
 )
 
 from agent.testing import gate_decision, make_boot, run_tool
@@ -28,7 +27,7 @@ from plugins_builtin.mcp import state
 def boot(tmp_path: Path, builtins=("mcp",), **file_data):
     ws = tmp_path / "ws"
     ws.mkdir(parents=True, exist_ok=True)
-    servers = {"feat": {"command": sys.executable, "args": [SERVER]}}
+    servers = {"feat": features_server()}
     return make_boot(ws, tmp_path / "home", builtins=list(builtins),
                      file_data={"mcp_servers": servers, **file_data})
 

@@ -4,12 +4,12 @@ that cannot be sent is left out with a notice naming server and tool, and never 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
+from mcp_forkserver import server_command
 from wirecheck import assert_tools_accepted, assert_valid_request
 
 from agent.contract.toolschema import SchemaRejected, for_provider
@@ -27,13 +27,14 @@ WIRES = {  # wire format -> agent flags
 def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
         wire, tmp_path, fake_provider):
     home, ws = tmp_path / "home", tmp_path / "ws"
+    command, args = server_command(SERVER)  # a process of its own, without importing the SDK
     ws.mkdir()
     home.mkdir()
     (home / "config.toml").write_text(
         # A loaded machine can take more than the default 10 s to start a Python server.
         "mcp_startup_timeout = 120\n"
         + (f'openai_api = "{wire}"\n' if wire != "anthropic" else "")
-        + f'[mcp_servers.schemas]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n')
+        + f'[mcp_servers.schemas]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n')
     fake_provider.script(Reply.tool_call("mcp__schemas__search", {"query": "tea", "limit": 2},
                                          id="c1"), Reply.text("found"))
     url = fake_provider.base_url if wire == "anthropic" else fake_provider.openai_url

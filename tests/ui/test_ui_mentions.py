@@ -5,21 +5,19 @@ the request the model gets."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 from fakeprovider import Reply
+from mcp_features import features_server
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
 
 from plugins_builtin.mcp import state
 
-SERVER = str(Path(__file__).parent.parent / "mcp_features_server.py")
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU"
        "5ErkJggg==")
 
 
 def mcp_app(tmp_path, fake_provider):
-    servers = {"feat": {"command": sys.executable, "args": [SERVER]}}
+    servers = {"feat": features_server()}
     return make_app(tmp_path, fake_provider.openai_url, builtins=["mcp"],
                     file_data={"mcp_servers": servers, "mcp_startup_timeout": 120})
 
