@@ -42,9 +42,9 @@ RACY_NS = 2_000_000_000
 #: How many ``sys.path`` entries of other runs (other working directories) are kept.
 KEEP_OTHERS = 32
 
-#: ``importlib.metadata.EntryPoint.pattern``: what ``module:attr [extras]`` may look like.
-_PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?"
-                      r"((?P<extras>\[.*\])\s*)?$")
+#: ``importlib.metadata.EntryPoint.pattern``: what ``module:attr [extras]`` may look like
+#: (compiled on first use: ``--help`` loads no entry point).
+_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
 #: Folder names importlib.metadata takes for distribution metadata (lower-cased).
 _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg")
@@ -68,7 +68,7 @@ class EntryPoint:
         return f"EntryPoint(name={self.name!r}, value={self.value!r}, group={self.group!r})"
 
     def _match(self) -> re.Match[str]:
-        match = _PATTERN.match(self.value)
+        match = re.match(_PATTERN, self.value)  # re caches the compiled pattern
         if match is None:
             raise ValueError(f"entry point {self.name} = {self.value!r} is not "
                              "'module:attribute'")

@@ -67,12 +67,22 @@ class LazyPlugin:
         self._idle_config: Any = None
         self.__name__ = entry["module"]
         self.__doc__ = entry["doc"]
+        self._stubs: dict[str, Any] = {}
         for hook in entry["hooks"]:
-            setattr(self, hook["attr"], self._stub(hook))
+            stub = self._stub(hook)
+            self._stubs[hook["attr"]] = stub
+            setattr(self, hook["attr"], stub)
 
     def __repr__(self) -> str:
         state = "imported" if self._real is not None else "not imported"
         return f"<lazy plugin {self._plugin_name} ({state})>"
+
+    def hook_opts(self, attr: str) -> dict[str, Any] | None:
+        """pluggy's options of the hook implementation ``attr`` (what
+        ``PluginManager.parse_hookimpl_opts`` would read off the stub), None for any other
+        attribute."""
+        stub = self._stubs.get(attr)
+        return stub.agent_impl if stub is not None else None
 
     @property
     def imported(self) -> bool:
