@@ -467,3 +467,37 @@ async def test_a_long_turn_keeps_the_memos_bounded(tmp_path):
         # stubbed copies only of the messages after the summary's cut: the history before
         # it is neither stubbed nor merged again once a summary is held
         assert stubs <= 40, (stubs, history)
+
+
+async def test_a_held_summary_is_dropped_when_a_larger_threshold_fits_the_history(tmp_path):
+    """Once a request needed the summary, later ones keep its cut without stubbing the
+    whole history again; but a larger compact_threshold (set between turns) makes the next
+    request weigh the whole history again: it fits with old tool calls as notes, so it is
+    sent without the summary."""
+    model = ReadingModel()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", builtins=["prune"],
+                              extra=[("tools", Tools())],
+                              file_data={"compact_threshold": 3000})
+    runtime = Runtime(config=config, hooks=hooks, tools=hooks.tools(config), provider=model,
+                      model="m")
+    session = Session(runtime, max_steps=30)
+    events = await collect(session, prompt(1))
+    assert events[-1].type == "done" and events[-1].reason == "max_steps"
+    sent = [r for r in model.requests if not model.is_summary(r)]
+    assert all(r.messages[0].text.startswith(prune.SUMMARY_PREFIX) for r in sent[-10:])
+    assert prune.state(session)["step"] == "summary"
+    whole = sum(len(json.dumps(m.to_dict())) for m in session.messages) // 4
+    assert whole > 20_000  # the whole history is far past the larger threshold too
+
+    config.flag_values["compact_threshold"] = 20_000
+    session.max_steps = 1
+    events = await collect(session, prompt(2))
+    assert events[-1].type == "done"
+    last = model.requests[-1]
+    assert not model.is_summary(last)
+    assert not last.messages[0].text.startswith(prune.SUMMARY_PREFIX)
+    assert "REQ-1" in last.messages[0].text  # the first prompt, word for word
+    assert prune.state(session)["step"].startswith("tools:")
+    assert_pairing(last.messages)
