@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import weakref
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -155,14 +157,64 @@ def tokens(message: Message) -> int:
     found, n = memo.get(id(message), message)
     if found:
         return n
+    n = _count(message)
+    memo.put(id(message), message, n)
+    return n
+
+
+def _count(message: Message) -> int:
     n = len(encode(message)) // 4 + 1
     for part in message.parts:
         for image in part.images if isinstance(part, ToolResultPart) else \
                 [part] if isinstance(part, ImagePart) else ():
             n += IMAGE_TOKENS - len(image.data) // 4
-    n = max(n, 1)
-    memo.put(id(message), message, n)
-    return n
+    return max(n, 1)
+
+
+class HistoryEstimates:
+    """The estimates of one session's history, by position.
+
+    Every request measures the whole history (the threshold check, the status figure), so
+    each message's estimate is kept; but a history only grows at its end, and an edit in
+    place puts other message objects there, which the identity check notices.  So the
+    messages themselves (the history's own objects, no copies) and an array of counts do
+    what an identity-memo entry per message did, in 16 bytes instead of about 250 (a dict
+    slot, a key and a tuple): the memory a long turn grew by at every step.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.counts = array("q")
+
+    def total(self, messages: Sequence[Message]) -> int:
+        """The estimate of ``messages`` (:func:`tokens` of each), re-estimating only those
+        past the first that is not the one measured last time at its position."""
+        known, counts = self.messages, self.counts
+        same, limit = 0, min(len(known), len(messages))
+        while same < limit and known[same] is messages[same]:
+            same += 1
+        if same < len(known):
+            del known[same:]
+            del counts[same:]
+        for message in messages[same:]:
+            known.append(message)
+            counts.append(_count(message))
+        return sum(counts)
+
+
+_histories: weakref.WeakKeyDictionary[Any, HistoryEstimates] = weakref.WeakKeyDictionary()
+
+
+def history_estimate(session: Any, messages: Sequence[Message]) -> int:
+    """The estimate of ``messages``, the history ``session`` is sending, kept per session
+    (:class:`HistoryEstimates`) for as long as the session lives."""
+    try:
+        record = _histories.get(session)
+        if record is None:
+            record = _histories[session] = HistoryEstimates()
+    except TypeError:  # a session object that takes no weak reference: measure it all
+        return estimate(messages)
+    return record.total(messages)
 
 
 def estimate(messages: Iterable[Message | None]) -> int:
@@ -747,7 +799,7 @@ def agent_prepare_request(request, session):
     fixed = (len(request.system) + len(json.dumps(request.tools, default=str))) // 4
     st = state(session)
     st["threshold"] = threshold
-    st["estimate"] = fixed + estimate(request.messages)
+    st["estimate"] = fixed + history_estimate(session, request.messages)
     if st["estimate"] <= threshold or not request.messages:
         st["step"] = None
         return None

@@ -427,11 +427,11 @@ class ReadingModel(ScriptedModel):
 async def test_a_long_turn_keeps_the_memos_bounded(tmp_path):
     """Memos by identity (estimates, stubs, merged runs, span keys) hold what recent requests
     used, not every version ever made: over a 120-step turn compacted at every step, the
-    merged runs memo stays at a handful of entries and the estimates memo at about the
-    history's length (the old unbounded memos grew by every step's merges and heads), yet
-    still holds every history message, so no request estimates the history again.  The
-    stubbed copies are those of the messages after the summary's cut, however long the
-    history grows (they were one per old tool call)."""
+    merged runs memo stays at a handful of entries (the old unbounded memos grew by every
+    step's merges and heads), the history's estimates are kept by position so no request
+    estimates the history again, and the estimates and stubbed copies memos hold those of
+    the messages after the summary's cut, however long the history grows (they held one
+    entry per history message and per old tool call)."""
     model = ReadingModel()
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -447,7 +447,8 @@ async def test_a_long_turn_keeps_the_memos_bounded(tmp_path):
         @hookimpl
         def agent_request_done(self, session, model, usage):
             sizes.append((len(session.messages), len(prune._tokens), len(prune._merges),
-                          len(prune._stubs), len(prune._spans)))
+                          len(prune._stubs), len(prune._spans),
+                          len(prune._histories[session].counts)))
 
     hooks.pm.register(Watch(), "watch")
     events = await collect(session, prompt(1))
@@ -458,12 +459,16 @@ async def test_a_long_turn_keeps_the_memos_bounded(tmp_path):
     assert all(r.messages[0].text.startswith(prune.SUMMARY_PREFIX) for r in sent[40:])
     late = sizes[40:]
     assert len(late) >= 80
-    for history, estimates, merges, stubs, spans in late:
+    for history, estimates, merges, stubs, spans, measured in late:
         assert merges <= 24, merges
         assert spans <= 8, spans
-        # every history message (estimated once, not again at every request), plus the
-        # copies and notes the last request made: those of the messages after the cut
-        assert history <= estimates <= history + 40, (estimates, history)
+        # every history message is estimated once, not again at every request: the
+        # estimates of the history the last request sent are kept (all but the answer,
+        # after a step; all of it, after a summary request)
+        assert history - 1 <= measured <= history, (measured, history)
+        # the identity memo keeps the copies and notes the last request made: those of
+        # the messages after the cut
+        assert estimates <= 60, (estimates, history)
         # stubbed copies only of the messages after the summary's cut: the history before
         # it is neither stubbed nor merged again once a summary is held
         assert stubs <= 40, (stubs, history)
