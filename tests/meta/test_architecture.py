@@ -21,6 +21,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+import sourcetrees
 
 from agent.testing import make_boot
 
@@ -116,7 +117,7 @@ def session_data_keys() -> set[str]:
     ``*_KEY = "..."`` constants."""
     keys: set[str] = set()
     for path in (ROOT / "plugins_builtin").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in sourcetrees.walk(sourcetrees.parse(path)):
             if isinstance(node, ast.Subscript) and _is_session_data(node.value) \
                     and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
                 keys.add(node.slice.value)
@@ -136,7 +137,7 @@ def session_data_keys() -> set[str]:
 
 def _docstrings(tree: ast.AST) -> set[int]:
     found = set()
-    for node in ast.walk(tree):
+    for node in sourcetrees.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 and node.body and isinstance(node.body[0], ast.Expr) \
                 and isinstance(node.body[0].value, ast.Constant):
@@ -150,9 +151,9 @@ def literal_hits(names: set[str], root: Path = ROOT) -> list[tuple[str, int, str
     hits = []
     for path in sorted((root / "agent").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = sourcetrees.parse(path)
         docs = _docstrings(tree)
-        for node in ast.walk(tree):
+        for node in sourcetrees.walk(tree):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) \
                     or id(node) in docs:
                 continue
@@ -239,7 +240,7 @@ def builtin_imports() -> list[tuple[str, int, str]]:
     found = []
     for path in sorted((ROOT / "plugins_builtin").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in sourcetrees.walk(sourcetrees.parse(path)):
             modules: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 # `from agent.lib import frontmatter` imports the module agent.lib.frontmatter

@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 import pytest
+import sourcetrees
 
 ROOT = Path(__file__).parents[2]
 PACKAGES = ("agent", "plugins_builtin")
@@ -67,7 +68,7 @@ def import_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets: set[str] = set()
-        for node in import_time_statements(ast.parse(path.read_text(), str(path)).body):
+        for node in import_time_statements(sourcetrees.parse(path).body):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
                 continue

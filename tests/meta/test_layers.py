@@ -19,6 +19,8 @@ import ast
 import re
 from pathlib import Path
 
+import sourcetrees
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 RULES_HEADING = "## What may import what"
@@ -76,10 +78,10 @@ def _is_type_checking(test: ast.expr) -> bool:
 def running_imports(tree: ast.AST):
     """Every import statement that can run: anywhere but under ``if TYPE_CHECKING:``."""
     skipped: set[int] = set()
-    for node in ast.walk(tree):
+    for node in sourcetrees.walk(tree):
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
-    for node in ast.walk(tree):
+            skipped.update(id(inner) for stmt in node.body for inner in sourcetrees.walk(stmt))
+    for node in sourcetrees.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped:
             yield node
 
@@ -113,7 +115,7 @@ def crossings(root: Path, rules: dict[str, set[str]]
         layer = package_of(name, root)
         assert layer is not None
         rel = path.relative_to(root).as_posix()
-        for node in running_imports(ast.parse(path.read_text(encoding="utf-8"), rel)):
+        for node in running_imports(sourcetrees.parse(path)):
             for target in imported_modules(name, path, node, root):
                 if target.split(".")[0] == "plugins_builtin":
                     problems.append(f"{rel}:{node.lineno}: imports {target} (a plugin)")
@@ -171,7 +173,7 @@ def test_layer_inits_import_nothing():
     for init in sorted((ROOT / "agent").glob("*/__init__.py")):
         if init.parent.name in ("ui", "testing"):
             continue
-        body = ast.parse(init.read_text(encoding="utf-8")).body
+        body = sourcetrees.parse(init).body
         assert len(body) == 1 and isinstance(body[0], ast.Expr), init
 
 
@@ -184,10 +186,10 @@ def unresolved_imports(root: Path, folders: tuple[str, ...]) -> list[str]:
         for path in sorted((root / folder).rglob("*.py")):
             rel = path.relative_to(root).as_posix()
             try:
-                tree = ast.parse(path.read_text(encoding="utf-8"), rel)
+                tree = sourcetrees.parse(path)
             except SyntaxError:
                 continue  # a fixture that is broken on purpose
-            for node in ast.walk(tree):
+            for node in sourcetrees.walk(tree):
                 if isinstance(node, ast.Import):
                     targets = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

@@ -15,6 +15,7 @@ import functools
 from pathlib import Path
 
 import pytest
+import sourcetrees
 
 TESTS = Path(__file__).parents[1]
 CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
@@ -24,13 +25,13 @@ CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns"
 def _sources() -> dict[str, ast.Module]:
     # This module is left out: its checkers name what they look for. Parsed once for both
     # checks (the trees are only read).
-    return {str(p.relative_to(TESTS)): ast.parse(p.read_text(), str(p))
+    return {str(p.relative_to(TESTS)): sourcetrees.parse(p)
             for p in sorted(TESTS.rglob("*.py")) if p.name != Path(__file__).name}
 
 
 def _spawns_directly(node: ast.AST) -> bool:
     """``[python, "-m", "agent", ...]``, ``shutil.which("agent")`` or tmux in ``node``."""
-    for sub in ast.walk(node):
+    for sub in sourcetrees.walk(node):
         if isinstance(sub, ast.List | ast.Tuple):
             values = [e.value if isinstance(e, ast.Constant) else None for e in sub.elts]
             if any(a == "-m" and b == "agent" for a, b in zip(values, values[1:], strict=False)):
@@ -45,7 +46,7 @@ def _spawns_directly(node: ast.AST) -> bool:
 
 
 def _names_used(node: ast.AST) -> set[str]:
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    names = {n.id for n in sourcetrees.walk(node) if isinstance(n, ast.Name)}
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         names |= {a.arg for a in node.args.args}  # fixtures are asked for by parameter name
     return names
@@ -73,7 +74,7 @@ def spawning_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
     # What each definition does and uses, read once: the fixed point below only joins sets.
     facts = {id(node): (_spawns_directly(node), _names_used(node), [
         (sub.module, alias.name, alias.asname or alias.name)  # an import inside the body
-        for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) and sub.module
+        for sub in sourcetrees.walk(node) if isinstance(sub, ast.ImportFrom) and sub.module
         for alias in sub.names]) for tree in trees.values() for node, _ in _definitions(tree)}
     changed = True
     while changed:
@@ -104,7 +105,7 @@ def spawning_names(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
 def _is_e2e_mark(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "e2e"
                and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"
-               for n in ast.walk(node))
+               for n in sourcetrees.walk(node))
 
 
 def _module_marked(tree: ast.Module) -> bool:
@@ -147,7 +148,7 @@ def _is_clock_call(node: ast.AST) -> bool:
 
 
 def _clock_difference(node: ast.AST, elapsed_names: set[str]) -> bool:
-    for sub in ast.walk(node):
+    for sub in sourcetrees.walk(node):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and any(
                 _is_clock_call(side) for side in (sub.left, sub.right)):
             return True
@@ -171,10 +172,10 @@ def wall_clock_assertions(trees: dict[str, ast.Module]) -> list[str]:
     found = []
     for rel, tree in trees.items():
         elapsed: set[str] = set()
-        for node in ast.walk(tree):
+        for node in sourcetrees.walk(tree):
             if isinstance(node, ast.Assign) and _clock_difference(node.value, set()):
                 elapsed |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        for node in ast.walk(tree):
+        for node in sourcetrees.walk(tree):
             if (isinstance(node, ast.Assert) and _clock_difference(node.test, elapsed)
                     or _hypothesis_deadline(node)):
                 found.append(f"{rel}:{node.lineno}")

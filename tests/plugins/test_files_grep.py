@@ -73,12 +73,21 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    """The tree above with a files plugin over it, and one configured for the Python
+    fallback: built once for the cases (grep only reads it)."""
+    env = boot_files(tmp_path_factory.mktemp("grep"))
+    _tree(env)
+    return env, _fallback_config(env)
+
+
 @needs_rg
 @pytest.mark.parametrize("args", CASES, ids=[str(i) for i in range(len(CASES))])
-async def test_rg_and_fallback_identical(tmp_path, args):
-    env = boot_files(tmp_path)
-    _tree(env)
-    rg, py = await _both(env, args)
+async def test_rg_and_fallback_identical(searched, args):
+    env, fallback = searched
+    rg = await run_tool(env.tools["grep"], args, env.config)
+    py = await run_tool(env.tools["grep"], args, fallback)
     assert not rg.is_error and not py.is_error
     assert rg.output == py.output
 
