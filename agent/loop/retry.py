@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import email.utils
 import math
+import os
 import socket
+import ssl
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -107,6 +110,43 @@ def _import_async_backend() -> None:
         pass
 
 
+#: The verification context :func:`async_http_client` hands every transport, with what it was
+#: built from (see :func:`_verify_context`).
+_VERIFY: dict[str, tuple[tuple[Any, ...], ssl.SSLContext]] = {}
+_VERIFY_LOCK = threading.Lock()
+
+
+def _stamp(path: str | None) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path) if path else None
+    except OSError:
+        return None
+    if info is None:
+        return None
+    return info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size
+
+
+def _verify_context() -> ssl.SSLContext:
+    """The context ``verify=True`` would give each transport (httpcore2's default: the
+    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` named by the environment, else OpenSSL's compiled-in
+    bundle), built once and shared while those variables and the stats of the files they
+    name are unchanged.  Loading a CA bundle costs about 35 ms of CPU, and every client (each
+    session, subagent and fallback endpoint; each test) built its own.  A context is safe to
+    share: connections only read it, and every transport built here sets the same ALPN."""
+    import httpcore2
+
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    defaults = ssl.get_default_verify_paths()
+    key = (cafile, capath, _stamp(cafile), _stamp(capath), _stamp(defaults.openssl_cafile),
+           _stamp(defaults.openssl_capath))
+    with _VERIFY_LOCK:
+        known = _VERIFY.get("default")
+        if known is None or known[0] != key:
+            known = key, httpcore2.default_ssl_context()
+            _VERIFY["default"] = known
+        return known[1]
+
+
 def async_http_client(*, timeout: float | None = None, **kwargs: Any) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` for an SDK.
 
@@ -116,10 +156,12 @@ def async_http_client(*, timeout: float | None = None, **kwargs: Any) -> httpx2.
     """
     limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
     _import_async_backend()
+    verify = _verify_context()
 
     def transport(proxy: str | None = None) -> httpx2.AsyncHTTPTransport:
         return httpx2.AsyncHTTPTransport(
-            limits=limits, proxy=proxy, socket_options=_keepalive_socket_options()
+            verify=verify, limits=limits, proxy=proxy,
+            socket_options=_keepalive_socket_options()
         )
 
     mounts: dict[str, httpx2.AsyncBaseTransport | None] = {
