@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import faulthandler
 import ipaddress
 import json
+import os
+import signal
 import socket
 import ssl
 import threading
@@ -54,7 +57,8 @@ class Proxy:
         self.lines: list[str] = []
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
 
     def _accept(self) -> None:
         while True:
@@ -96,6 +100,20 @@ class Proxy:
         _pipe(upstream, client)
 
     def close(self) -> None:
+        """Stop listening and end the accept thread, then close.
+
+        Closing alone is not enough: a thread blocked in ``accept()`` keeps the closed
+        socket listening (the call holds it), and a signal whose handler restarts system
+        calls (``SA_RESTART``, as faulthandler's user signals have) makes the kernel issue
+        that ``accept()`` again on the same descriptor *number*, which by then names another
+        test's socket: the proxy then took a fake provider's connection and never answered
+        it, and the request sat there until the 60 s stream deadline.  ``shutdown`` makes the
+        blocked ``accept()`` return at once (EINVAL)."""
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.thread.join(timeout=30)
         self.server.close()
 
 
@@ -104,6 +122,34 @@ def proxy():
     server = Proxy()
     yield server
     server.close()
+
+
+def test_a_closed_proxy_takes_no_connection_meant_for_a_later_server():
+    """The next listener gets the closed proxy's descriptor number (as another test's server
+    would), the proxy's accept thread, were it still waiting, gets a signal that restarts
+    system calls, and the later listener still receives its own connection."""
+    proxy = Proxy()
+    number = proxy.server.fileno()
+    proxy.close()
+    later = socket.create_server(("127.0.0.1", 0))
+    duplicated = later.fileno() != number
+    if duplicated:
+        os.dup2(later.fileno(), number)  # the number now names the later listener too
+    with open(os.devnull, "w") as sink:
+        faulthandler.register(signal.SIGUSR2, file=sink, all_threads=False)  # SA_RESTART
+        try:
+            if proxy.thread.is_alive():
+                signal.pthread_kill(proxy.thread.ident, signal.SIGUSR2)
+            with socket.create_connection(later.getsockname(), timeout=10):
+                later.settimeout(10)
+                conn, _ = later.accept()  # taken by the proxy's thread: TimeoutError
+                conn.close()
+        finally:
+            faulthandler.unregister(signal.SIGUSR2)
+            later.close()
+            if duplicated:
+                os.close(number)
+    assert proxy.lines == []
 
 
 # ---- a TLS endpoint with its own certificate authority -----------------------------------------
