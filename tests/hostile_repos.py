@@ -7,6 +7,9 @@ no marker ever appears.  ``control`` is a plain ``git`` command that, run on a f
 without our hardening, does create the marker, which proves the fixture is really armed.
 ``refused`` says the git tools must refuse the repository outright (it leads outside the
 workspace); ``outside`` is content that must never reach the model.
+
+:class:`Built` builds each repository once and hands out fresh copies of that build, for a
+module whose tests use the same repositories again and again.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import hashlib
 import http.server
 import os
 import pty
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable
@@ -32,6 +36,8 @@ class Hostile:
     refused: bool = False
     outside: tuple[str, ...] = ()
     tty: bool = False  # the control needs a terminal (pagers only start on one)
+    #: canary requests before this index belong to an earlier use of the same root
+    canary_from: int = 0
 
     @property
     def markers(self) -> Path:
@@ -41,7 +47,8 @@ class Hostile:
         """The markers created, plus ``http:<path>`` for each request the local canary
         server got for this fixture."""
         token = f"/{_token(self.root)}/"
-        hits = [f"http:{path}" for path in _Canary.hits if path.startswith(token)]
+        hits = [f"http:{path}" for path in _Canary.hits[self.canary_from:]
+                if path.startswith(token)]
         return sorted(p.name for p in self.markers.iterdir()) + hits
 
 
@@ -374,3 +381,32 @@ FACTORIES: dict[str, Callable[[Path], Hostile]] = {
         include_path, include_if, git_file, common_dir, core_worktree, submodule,
         ssh_command, credential_helper, ext_remote, upload_pack)
 }
+
+
+class Built:
+    """Each hostile repository built once under ``base`` and handed out as a fresh copy of
+    that build.
+
+    A factory runs about a dozen git commands; a copy of its result costs a few file copies.
+    The copy lands at the very path the factory built at, so the absolute paths it wrote
+    (scripts, hooks, ``gitdir:`` files, outside repositories, the canary's token) still
+    hold; what a previous test did there (markers, a refreshed index, canary requests) is
+    gone: the markers folder comes back empty and :meth:`Hostile.fired` counts only the
+    canary requests made after the copy.
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._made: dict[str, Hostile] = {}
+
+    def get(self, name: str) -> Hostile:
+        root, pristine = self.base / name, self.base / f"{name}.pristine"
+        hostile = self._made.get(name)
+        if hostile is None:
+            hostile = self._made[name] = FACTORIES[name](root)
+            shutil.copytree(root, pristine, symlinks=True)
+        else:
+            shutil.rmtree(root)
+            shutil.copytree(pristine, root, symlinks=True)
+        hostile.canary_from = len(_Canary.hits)
+        return hostile

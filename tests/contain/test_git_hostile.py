@@ -17,12 +17,19 @@ import os
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
-from hostile_repos import FACTORIES, run_control
+from hostile_repos import FACTORIES, Built, run_control
 
 from agent.contain import safegit
 from agent.testing import collect, make_boot, make_session
 
 NAMES = sorted(FACTORIES)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The hostile repositories, each built once for this module (four tests use each) and
+    copied fresh for every test."""
+    return Built(tmp_path_factory.mktemp("hostile"))
 
 DIRECT = [
     ("git_status", {}), ("git_diff", {}), ("git_diff", {"staged": True}),
@@ -56,8 +63,8 @@ def script_for(fake):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_fixture_is_armed(tmp_path, name):
-    hostile = FACTORIES[name](tmp_path)
+def test_the_fixture_is_armed(built, name):
+    hostile = built.get(name)
     assert hostile.fired() == []
     assert run_control(hostile), f"plain git did not trigger {name}: the fixture is not armed"
 
@@ -94,9 +101,9 @@ def check_run(hostile, requests, log=""):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, name):
+def test_every_git_tool_headless_and_through_explore(tmp_path, built, fake_provider, name):
     """The real CLI, headless, default mode (git under the read-only sandbox)."""
-    hostile = FACTORIES[name](tmp_path)
+    hostile = built.get(name)
     script_for(fake_provider)
     proc = run_agent_here(["-p", "inspect the repository", "--provider", "openai",
                            "--base-url", fake_provider.openai_url, "--model", "m"],
@@ -106,12 +113,12 @@ def test_every_git_tool_headless_and_through_explore(tmp_path, fake_provider, na
 
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_every_git_tool_with_the_sandbox_off(tmp_path, fake_provider, name):
+async def test_every_git_tool_with_the_sandbox_off(tmp_path, built, fake_provider, name):
     """The same calls with ``sandbox = off``: a sandboxed git could not even write the
     marker, so here the hardening alone must hold.  In process (the real openai SDK against
     the fake provider, a headless session) to keep the suite quick; the CLI path is the one
     above."""
-    hostile = FACTORIES[name](tmp_path)
+    hostile = built.get(name)
     script_for(fake_provider)
     config, hooks = make_boot(hostile.ws, tmp_path / "home", flags={"sandbox": "off"},
                               headless=True)
@@ -125,8 +132,8 @@ async def test_every_git_tool_with_the_sandbox_off(tmp_path, fake_provider, name
 # ---- the mechanism below the tools ----------------------------------------------------------
 
 @pytest.mark.parametrize("name", NAMES)
-async def test_safegit_refuses_or_neutralises_without_the_sandbox(tmp_path, name):
-    hostile = FACTORIES[name](tmp_path)
+async def test_safegit_refuses_or_neutralises_without_the_sandbox(tmp_path, built, name):
+    hostile = built.get(name)
     config, _ = make_boot(hostile.ws, tmp_path / "home", builtins=["git"],
                           flags={"sandbox": "off"})
     commands = [["status", "--porcelain"], ["diff", "--no-textconv", "--no-ext-diff"],
