@@ -152,6 +152,66 @@ class Deadlines:
             yield item
 
 
+class Watchdog:
+    """``clock``'s deadlines over many reads for the price of one timer.
+
+    :meth:`Deadlines.bounded` arms and cancels an asyncio timeout around each await, which on
+    a stream is once per socket read.  The watchdog instead keeps one timer that wakes only
+    when a deadline may have passed: if content moved the idle deadline meanwhile it sleeps
+    again, else it cancels the task while it is inside :meth:`read` (a read is the only
+    place the cancellation is turned into the deadline's error), or leaves the error for the
+    next :meth:`read` when the task is elsewhere (handing an event on).  Use it from one task,
+    and :meth:`close` it when the stream ends."""
+
+    def __init__(self, clock: Deadlines) -> None:
+        self.clock = clock
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._reading = False
+        self._fired: str | None = None  # the deadline that passed
+        self._cancelled = False  # we cancelled the task for it (once)
+        self._handle: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def _arm(self) -> None:
+        when, _ = self.clock._next()
+        self._handle = self._loop.call_later(max(0.0, when - self.clock.now()), self._wake)
+
+    def _wake(self) -> None:
+        self._handle = None
+        when, which = self.clock._next()
+        if when > self.clock.now():
+            self._arm()  # content moved the idle deadline on: sleep until the new one
+            return
+        self._fired = which
+        if self._reading and self._task is not None and not self._cancelled:
+            self._cancelled = True
+            self._task.cancel()
+
+    async def read(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` (one read) within the deadlines."""
+        if self._fired is not None:
+            raise self.clock.expired(self._fired, output_started=self.clock.shown)
+        self._reading = True
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            task = self._task
+            if self._cancelled and task is not None:
+                self._cancelled = False
+                if task.uncancel() == 0:  # ours alone, not also the turn being cancelled
+                    raise self.clock.expired(self._fired or "idle",
+                                             output_started=self.clock.shown) from None
+            raise
+        finally:
+            self._reading = False
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
 #: ``feed(name, value, out)``: one SSE event (its ``event:`` name and JSON value) into the
 #: stream events it makes, appended to ``out``.
 Feed = Callable[[Any, Any, list[StreamEvent]], None]
@@ -175,11 +235,12 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
 
     splitter = SSESplitter(named)
     chunks = response.aiter_bytes()
+    watchdog = Watchdog(clock)
     done = False
     try:
         while True:
             try:
-                chunk = await clock.bounded(chunks.__anext__(), output_started=clock.shown)
+                chunk = await watchdog.read(chunks.__anext__())
             except StopAsyncIteration:
                 return
             if done:
@@ -213,6 +274,7 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
             if failure is not None:
                 raise failure
     finally:
+        watchdog.close()
         await chunks.aclose()
 
 

@@ -549,6 +549,8 @@ class Request:
     body: Any = None
     raw: bytes = b""
     time: float = field(default_factory=time.monotonic)
+    #: the client's (host, port): one connection per distinct value
+    peer: tuple[str, int] | None = None
 
     @property
     def json(self) -> Any:
@@ -571,7 +573,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         path = self.path.split("?", 1)[0]
         headers = {k.lower(): v for k, v in self.headers.items()}
-        req = Request(self.command, path, headers, body, raw)
+        req = Request(self.command, path, headers, body, raw,
+                      peer=(str(self.client_address[0]), int(self.client_address[1])))
         self.server.fake._record(req)
         return req
 
@@ -763,12 +766,18 @@ class FakeProvider:
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._scheme = "http"
 
     @classmethod
-    def start(cls) -> FakeProvider:
-        """Bind 127.0.0.1 on a free port and serve in a background thread."""
+    def start(cls, ssl_context: Any = None) -> FakeProvider:
+        """Bind 127.0.0.1 on a free port and serve in a background thread; with
+        ``ssl_context`` (an ``ssl.SSLContext`` holding the server's certificate) over TLS,
+        and the URLs say ``https``."""
         self = cls()
         httpd = _Server(("127.0.0.1", 0), _Handler)
+        if ssl_context is not None:
+            httpd.socket = ssl_context.wrap_socket(httpd.socket, server_side=True)
+        self._scheme = "https" if ssl_context is not None else "http"
         httpd.fake = self
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -799,7 +808,7 @@ class FakeProvider:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self._scheme}://127.0.0.1:{self.port}"
 
     @property
     def openai_url(self) -> str:
