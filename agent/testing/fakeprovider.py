@@ -105,6 +105,8 @@ class Reply:
         self.headers: dict[str, str] = {}
         self.stall_seconds: float | None = None
         self.stall_after_events: int | None = None
+        self.hold_until: threading.Event | None = None
+        self.hold_after_events = 0
         self.drop_after_events: int | None = None
         self.raw_sse: str | None = None
         self.stream_error_after: int | None = None
@@ -168,6 +170,17 @@ class Reply:
         reply = reply or cls("output that stops", pieces=6)
         reply.stall_seconds = seconds
         reply.stall_after_events = after
+        return reply
+
+    @classmethod
+    def held(cls, until: threading.Event, after: int = 1, reply: Reply | None = None) -> Reply:
+        """Stream the first ``after`` events of ``reply`` (default: a text), then nothing
+        until ``until`` is set, then the rest: a model still answering for as long as the
+        test needs to look at the screen mid-turn, without a clock.  The test sets ``until``
+        once it has seen what it waits for (a stop of the server ends the wait too)."""
+        reply = reply or cls("an answer that waits", pieces=6)
+        reply.hold_until = until
+        reply.hold_after_events = after
         return reply
 
     @classmethod
@@ -718,6 +731,12 @@ class _Handler(BaseHTTPRequestHandler):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if reply.hold_until is not None and n == reply.hold_after_events:
+                    self.wfile.flush()
+                    while not reply.hold_until.wait(0.05):
+                        if self.server.fake._stopping.is_set():
+                            self.close_connection = True
+                            return
                 if reply.delay:
                     time.sleep(reply.delay)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))

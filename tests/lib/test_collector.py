@@ -41,22 +41,23 @@ def agent_addoption(options):
 
 
 def test_the_headless_turn_runs_with_the_collector_on(tmp_path, fake_provider):
-    """Seen from the fake provider's side while the answer streams (about a second)."""
+    """Seen from the fake provider's side while the answer streams (held until seen)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     during: list[bool] = []
-    done = threading.Event()
+    done, seen = threading.Event(), threading.Event()
 
     def watch():
         while not done.is_set():
             if fake_provider.requests:
                 during.append(gc.isenabled())
+                seen.set()
                 return
             time.sleep(0.001)
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    fake_provider.script(Reply.text("ok then", pieces=5, delay=0.2))
+    fake_provider.script(Reply.held(seen, reply=Reply.text("ok then")))
     try:
         proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
                                fake_provider.openai_url, "--model", "m"],

@@ -4,6 +4,7 @@ the ask panel, the task list, subagent progress, the status bar, /cost, the star
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
@@ -83,10 +84,11 @@ def todo_call(*statuses: str, id: str) -> Reply:
 
 async def test_task_list_panel_follows_todo_write_and_hides_when_all_done(
         tmp_path, fake_provider):
+    seen_blocked, seen_done = threading.Event(), threading.Event()
     fake_provider.script(todo_call("done", "in_progress", "blocked", id="w1"),
-                         Reply.text("working on it", pieces=8, delay=0.1),
+                         Reply.held(seen_blocked, reply=Reply.text("working on it")),
                          todo_call("done", "done", "done", id="w2"),
-                         Reply.text("all shipped", pieces=8, delay=0.1))
+                         Reply.held(seen_done, reply=Reply.text("all shipped")))
     app = make_app(tmp_path, fake_provider.openai_url, builtins=["todos"])
     app.start()
     assert "tasks  " not in screen(app)  # no list, no panel
@@ -95,10 +97,12 @@ async def test_task_list_panel_follows_todo_write_and_hides_when_all_done(
     bar = "#" * 13 + "." * 27  # 1 of 3 done: 13 of 40
     assert panel_rows(rows, "tasks  ", 4) == [f"tasks  {bar}  1/3  1 blocked",
                                               "  [x] parse", "  [~] wire", "  [!] ship (no key)"]
+    seen_blocked.set()
     rows = await idle(app)
     assert "1/3  1 blocked" in rows  # unfinished: it stays between turns
     await type_text(app, "finish", enter=True)
     await wait_for(app, "tasks  " + "#" * 40 + "  3/3")
+    seen_done.set()
     rows = await idle(app)
     assert "tasks  " not in rows  # all done: gone after the turn
     assert app.session.data["todos"][2] == {"content": "ship", "status": "done"}
@@ -111,11 +115,12 @@ async def test_subagent_panel_during_the_turn_cleared_at_its_end(tmp_path, fake_
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "config.py").write_text("def load_config():\n    pass\n")
     task = {"description": "find the loader", "prompt": "Where is load_config defined?"}
+    seen_step, seen_done = threading.Event(), threading.Event()
     fake_provider.script(
         Reply.tool_call("task", task, id="t1"),
         Reply.tool_call("grep", {"pattern": "load_config"}, id="g1"),      # the subagent
-        Reply.text("config.py:1 defines it", pieces=10, delay=0.15),       # the subagent
-        Reply.text("It is in config.py.", pieces=6, delay=0.1))
+        Reply.held(seen_step, reply=Reply.text("config.py:1 defines it")),  # the subagent
+        Reply.held(seen_done, reply=Reply.text("It is in config.py.")))
     app = make_app(tmp_path, fake_provider.openai_url, builtins=["files", "subagents"])
     app.start()
     await type_text(app, "where is the loader?", enter=True)
@@ -125,7 +130,9 @@ async def test_subagent_panel_during_the_turn_cleared_at_its_end(tmp_path, fake_
     assert lines[at - 1][1:].startswith(" explore: find the loader  ")  # a spinner first
     assert lines[at - 1].endswith(("1 step", "2 steps"))
     assert "| explore:" not in rows  # the task call's raw output is not shown as well
+    seen_step.set()
     rows = await wait_for(app, "* explore: find the loader  2 steps")
+    seen_done.set()
     rows = await idle(app)
     assert "grep(load_config)" not in rows and "find the loader  2 steps" not in rows
     assert "It is in config.py." in rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 
 import urwid
 from fakeprovider import Reply
@@ -211,7 +212,8 @@ class Shelf:
 
 
 async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_provider):
-    fake_provider.script(Reply.text("slow answer " * 20, pieces=20, delay=0.1))
+    answered = threading.Event()
+    fake_provider.script(Reply.held(answered, reply=Reply.text("slow answer " * 20)))
     shelf = Shelf()
     app = make_app(tmp_path, fake_provider.openai_url, extra=[("shelf", shelf)])
     app.start()
@@ -230,6 +232,7 @@ async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_p
     panel_row = next(n for n, r in enumerate(rows.splitlines()) if "shelf:" in r)
     prompt_row = next(n for n, r in enumerate(rows.splitlines()) if r.startswith("> type"))
     assert panel_row < prompt_row
+    answered.set()
     rows = await idle(app)
     panel = re.compile(r"^shelf: \d+ books \S$")
     assert not any(panel.match(r.rstrip()) for r in rows.splitlines())  # gone after the turn

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
@@ -121,7 +122,8 @@ async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider)
 
 
 async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_provider):
-    fake_provider.script(Reply.text("first answer", pieces=6, delay=0.08),
+    queued = threading.Event()
+    fake_provider.script(Reply.held(queued, reply=Reply.text("first answer")),
                          Reply.text("second answer"))
     app = make_app(tmp_path, fake_provider.openai_url)
     app.start()
@@ -130,6 +132,7 @@ async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_pro
     await type_text(app, "two", enter=True)
     rows = await wait_for(app, "queued: 1")
     assert "1. two" in rows
+    queued.set()
     await wait_for(app, "second answer")
     await idle(app)
     first, second = fake_provider.requests
@@ -140,7 +143,8 @@ async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_pro
 
 
 async def test_slash_command_typed_mid_turn_is_queued_too(tmp_path, fake_provider):
-    fake_provider.script(Reply.text("slow", pieces=5, delay=0.08))
+    queued = threading.Event()
+    fake_provider.script(Reply.held(queued, reply=Reply.text("slow")))
     app = make_app(tmp_path, fake_provider.openai_url)
     app.start()
     await type_text(app, "go", enter=True)
@@ -148,6 +152,7 @@ async def test_slash_command_typed_mid_turn_is_queued_too(tmp_path, fake_provide
     await type_text(app, "/help", enter=True)
     await wait_for(app, "queued: 1")
     assert app.info_panel is None
+    queued.set()
     await idle(app)
     await wait_for(app, lambda: app.info_panel is not None)
     assert "type / for the menu" in screen(app)
@@ -224,7 +229,8 @@ async def test_ctrl_c_with_nothing_running_quits(tmp_path, fake_provider):
 
 
 async def test_exit_command_quits_even_mid_turn(tmp_path, fake_provider):
-    fake_provider.script(Reply.text("slow", pieces=5, delay=0.1))
+    answering = threading.Event()  # never set: the turn is still running at /exit
+    fake_provider.script(Reply.held(answering, reply=Reply.text("slow")))
     app = make_app(tmp_path, fake_provider.openai_url)
     app.start()
     await type_text(app, "go", enter=True)
