@@ -181,10 +181,13 @@ def test_help_reads_no_distribution_metadata_once_cached(tmp_path):
     env = agent_env(home)
     env.pop("PYTHONPATH", None)  # only the interpreter's own, long installed, site dirs
     runs = [subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+                           capture_output=True, text=True, timeout=120) for _ in range(3)]
     for proc in runs:
         assert proc.returncode == 0, proc.stderr
-    first, second = (proc.stdout.split("\n", 1) for proc in runs)
+    first, *later = (proc.stdout.split("\n", 1) for proc in runs)
     assert first[0] == "0 True"  # nothing cached yet: read with importlib.metadata
-    assert second[0] == "0 False"
-    assert first[1] == second[1] and "usage: agent" in second[1]
+    # The interpreter's site-packages is shared with every other process on the machine: an
+    # install there between two starts rightly makes the next one read it again, so one of
+    # the two later starts (not necessarily both) must have read no metadata at all.
+    assert "0 False" in [run[0] for run in later]
+    assert all(run[1] == first[1] for run in later) and "usage: agent" in first[1]
