@@ -46,37 +46,46 @@ FLUSH_EVERY = 0.016
 
 
 class BatchedOutput:
-    """Writes go to ``out`` at once; the flush follows within :data:`FLUSH_EVERY` seconds, once
-    for everything written meanwhile.  Without a running event loop it flushes at once.  A
-    flush that fails later (a closed pipe) raises at the next write or :meth:`flush_now`."""
+    """Text written in batches: what is written within :data:`FLUSH_EVERY` seconds goes to
+    ``out`` in one write and one flush (a fast stream costs a few writes a frame, not one
+    per token).  Without a running event loop it is written and flushed at once.  A write
+    that fails later (a closed pipe) raises at the next write or :meth:`flush_now`."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self._pending: list[str] = []
         self._scheduled: asyncio.TimerHandle | None = None
         self._failed: BaseException | None = None
 
     def write(self, text: str) -> None:
         self._raise_failure()
-        self.out.write(text)
-        if self._scheduled is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.out.flush()
-            return
-        self._scheduled = loop.call_later(FLUSH_EVERY, self._deferred_flush)
+        if self._scheduled is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.out.write(text)
+                self.out.flush()
+                return
+            self._scheduled = loop.call_later(FLUSH_EVERY, self._deferred_flush)
+        self._pending.append(text)
 
     def flush_now(self) -> None:
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
         self._raise_failure()
+        self._write_pending()
         self.out.flush()
+
+    def _write_pending(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self.out.write(pending[0] if len(pending) == 1 else "".join(pending))
 
     def _deferred_flush(self) -> None:
         self._scheduled = None
         try:
+            self._write_pending()
             self.out.flush()
         except (OSError, ValueError) as exc:  # raised where the turn can handle it
             self._failed = exc
