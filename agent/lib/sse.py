@@ -130,7 +130,8 @@ class SSESplitter:
         if payload.startswith(b"[DONE]"):
             return name, DONE
         try:
-            value = _loads(payload)
+            # Decoded first: json.loads of bytes would also sniff their encoding.
+            value = _loads(payload.decode())
         except ValueError:  # UnicodeDecodeError included
             self.error = MalformedStream("an event whose data is not JSON",
                                          clip(b"data: " + data[0]))
