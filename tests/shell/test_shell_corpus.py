@@ -202,7 +202,9 @@ E2E = [
 
 @pytest.mark.parametrize("command", E2E)
 def test_end_to_end_through_the_cli_under_yolo(command, tmp_path, fake_provider):
-    from tests.clirun import run_agent
+    """The real ``agent.boot.cli.main`` in process (``run_agent_here``): what is denied is
+    the CLI's decision, not a property of a new interpreter."""
+    from tests.clirun import run_agent_here
     from tests.fakeprovider import Reply
 
     ws = tmp_path / "ws"
@@ -214,7 +216,7 @@ def test_end_to_end_through_the_cli_under_yolo(command, tmp_path, fake_provider)
     )
     fake_provider.script(Reply.tool_call("bash", {"command": command}, id="c1"), Reply.text("done"))
     before = snapshot(ws)
-    proc = run_agent(
+    proc = run_agent_here(
         [
             "-p",
             "go",
@@ -228,7 +230,6 @@ def test_end_to_end_through_the_cli_under_yolo(command, tmp_path, fake_provider)
         ],
         home=home,
         cwd=ws,
-        timeout=120,
         HOME=str(tmp_path),
         GIT_CONFIG_GLOBAL="/dev/null",
         AGENT_API_KEY="k",
@@ -244,13 +245,13 @@ def test_end_to_end_through_the_cli_under_yolo(command, tmp_path, fake_provider)
 def test_policy_explain_shows_parts_normal_forms_and_who_decided(tmp_path):
     import json
 
-    from tests.clirun import run_agent
+    from tests.clirun import run_agent_here
 
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text('[permission]\nbash = {"*" = "allow", "rm *" = "deny"}\n')
     command = "git status && sudo /bin/r'm' victim.txt | head > out.txt"
-    proc = run_agent(
+    proc = run_agent_here(
         ["policy", "explain", "bash", json.dumps({"command": command})], home=home, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
@@ -260,7 +261,7 @@ def test_policy_explain_shows_parts_normal_forms_and_who_decided(tmp_path):
     assert 'rules:  deny (bash: "rm *")' in out  # the part that decided, and the rule
     assert "decision: deny" in out and 'by:       rule bash: "rm *"' in out
     unresolved = json.dumps({"command": "$(echo rm) victim.txt"})
-    proc = run_agent(["policy", "explain", "bash", unresolved], home=home, cwd=tmp_path)
+    proc = run_agent_here(["policy", "explain", "bash", unresolved], home=home, cwd=tmp_path)
     assert "never allowed: unresolved" in proc.stdout
     assert "--yolo denies it (yolo_unresolved = deny)" in proc.stdout
 
