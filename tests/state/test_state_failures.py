@@ -1,7 +1,8 @@
 """State failures are loud: a state dir that fills mid-turn, one that is full or read-only
-from the start.  Real ``agent -p`` processes with AGENT_HOME on a small tmpfs, the real
-openai SDK against the fake provider; the disk is filled by the turn's own bash call, so
-the moment is exact without a clock."""
+from the start.  ``agent -p`` with AGENT_HOME on a small tmpfs, the real openai SDK against
+the fake provider; the disk is filled by the turn's own bash call, so the moment is exact
+without a clock.  One case runs a real process (its exit status when the disk fills
+mid-turn); the others are what the CLI decides, run in process (``run_agent_here``)."""
 
 from __future__ import annotations
 
@@ -12,22 +13,28 @@ import sys
 from pathlib import Path
 
 import pytest
-from clirun import agent_env
+from clirun import agent_env, run_agent_here
 from fakeprovider import Reply
 from smallfs import fill, remount_read_only, small_fs
 from wirecheck import assert_valid_request
 
 
-def agent(url: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "agent", *args, "--yolo", "--provider", "openai",
-            "--base-url", url, "--model", "gpt-5"]
+def arguments(url: str, *args: str) -> list[str]:
+    return [*args, "--yolo", "--provider", "openai", "--base-url", url, "--model", "gpt-5"]
+
+
+# The turn's bash call fills the state dir (the sandbox would keep it to the workspace).
+ENV = {"OPENAI_API_KEY": "x", "AGENT_OPENAI_API": "chat", "AGENT_SANDBOX": "off"}
+
+
+def run_process(url: str, home: Path, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent", *arguments(url, *args)], cwd=ws,
+                          env=agent_env(home, **ENV), capture_output=True, text=True,
+                          timeout=120)
 
 
 def run(url: str, home: Path, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # The turn's bash call fills the state dir (the sandbox would keep it to the workspace).
-    env = agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat", AGENT_SANDBOX="off")
-    return subprocess.run(agent(url, *args), cwd=ws, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return run_agent_here(arguments(url, *args), home=home, cwd=ws, **ENV)
 
 
 def events(stdout: str) -> list[dict]:
@@ -63,7 +70,7 @@ def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_prov
                             id="c1"),
             Reply.tool_call("bash", {"command": "echo second"}, id="c2"),
             Reply.text("all done"))
-        done = run(fake_provider.openai_url, home, ws, "-p", "fill the disk", "--json")
+        done = run_process(fake_provider.openai_url, home, ws, "-p", "fill the disk", "--json")
         assert done.returncode == 5, done.stderr
         out = events(done.stdout)
         failed = [e for e in out if e["type"] == "save-failed"]
@@ -76,13 +83,12 @@ def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_prov
         (home / "filler").unlink()
         assert saved_prompts(home) == ["fill the disk"]
         fake_provider.script(Reply.text("resumed"))
-        again = run(fake_provider.openai_url, home, ws, "-c", "-p", "go on")
+        again = run_process(fake_provider.openai_url, home, ws, "-c", "-p", "go on")
         assert again.returncode == 0, again.stderr
         assert_valid_request(fake_provider.requests[-1])
         assert user_texts(fake_provider.requests[-1]) == ["fill the disk", "go on"]
 
 
-@pytest.mark.e2e
 def test_the_text_mode_prints_the_failure_on_stderr(tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -97,7 +103,6 @@ def test_the_text_mode_prints_the_failure_on_stderr(tmp_path, fake_provider):
         assert "[unsaved] session " in done.stderr and "message(s) not saved" in done.stderr
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["read-only", "full"])
 def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         tmp_path, fake_provider, kind):
@@ -124,13 +129,10 @@ def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         # It continued the saved session: the model saw the first exchange.
         assert user_texts(fake_provider.requests[-1]) == ["first prompt", "second prompt"]
         assert db.read_bytes() == before
-        listed = subprocess.run([sys.executable, "-m", "agent", "sessions"], cwd=ws,
-                                env=agent_env(home), capture_output=True, text=True,
-                                timeout=60)
+        listed = run_agent_here(["sessions"], home=home, cwd=ws)
         assert "first prompt" in listed.stdout, listed.stderr
 
 
-@pytest.mark.e2e
 def test_a_read_only_state_dir_without_a_database_runs_unsaved_and_exits_5(tmp_path,
                                                                           fake_provider):
     ws = tmp_path / "ws"
