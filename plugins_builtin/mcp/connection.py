@@ -68,6 +68,18 @@ def scrubbed_environment(sandbox: Any, passthrough: Any = ()) -> dict[str, str]:
     return scrub_environment(os.environ, keep=tuple(passthrough), secret_values=held)
 
 
+def _process_ended(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie not yet reaped counts), read from
+    /proc; False where there is no /proc to read (then the transport's flag decides)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except FileNotFoundError:
+        return os.path.isdir("/proc/self")  # reaped already, if there is a /proc at all
+    except (OSError, IndexError):
+        return False
+
+
 class Connection:
     """A server connection.  Every method runs on the MCP loop."""
 
@@ -97,6 +109,8 @@ class Connection:
         self._log_offset = 0
         self._on_tools = on_tools
         self._session: Any = None
+        #: the local server's process id once started (what :meth:`gone` looks at)
+        self._pid: int | None = None
         self._http_error = ""  # the last HTTP error status of a remote server, e.g. "HTTP 401"
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -260,7 +274,7 @@ class Connection:
             if server.sandbox:
                 argv, env = self._sandboxed(argv, env, cwd)
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
-            return stdio_client(params, errlog=errlog)
+            return stdio_client(params, errlog=errlog, on_start=self._started_as)
         headers = dict(server.headers)
         if server.transport == "sse":
             from mcp.client.sse import sse_client
@@ -378,12 +392,21 @@ class Connection:
         text, images = resource_content(result, source=f"{self.name}:{uri}")
         return text, False, images
 
+    def _started_as(self, pid: int) -> None:
+        self._pid = pid
+
     def gone(self) -> bool:
-        """True when a connected server's transport has already closed (the process died
-        while idle): a call would fail before reaching it, so it can be restarted first.
-        Reads the SDK dispatcher's private flag; without it, calls report the crash."""
+        """True when a connected server is already gone (it died while idle): a call would
+        fail before reaching it, so it can be restarted first.  A local server's process is
+        looked at directly, since the transport notices the closed pipe only when its reader
+        next runs (on a loaded machine after the call was sent); otherwise the SDK
+        dispatcher's private flag says whether the transport closed."""
+        if self.state != "connected":
+            return False
+        if self._pid is not None and _process_ended(self._pid):
+            return True
         dispatcher = getattr(self._session, "_dispatcher", None)
-        return self.state == "connected" and bool(getattr(dispatcher, "_closed", False))
+        return bool(getattr(dispatcher, "_closed", False))
 
     def _give_up(self, state: str, error: str) -> None:
         self.state, self.error = state, error

@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -87,11 +87,13 @@ async def _stop(process: anyio.abc.Process) -> None:
 
 
 @contextlib.asynccontextmanager
-async def stdio_client(params: Any, errlog: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+async def stdio_client(params: Any, errlog: Any = None,
+                       on_start: Callable[[int], None] | None = None
+                       ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``params`` (an ``mcp.StdioServerParameters``: command, args, env, cwd) and
     yield ``(read_stream, write_stream)`` as the SDK's ``stdio_client`` does.  ``env`` is
-    used as given (the caller merges the environment it wants).  Raises ``OSError`` when the
-    server cannot be started."""
+    used as given (the caller merges the environment it wants); ``on_start`` gets the
+    process id once it runs.  Raises ``OSError`` when the server cannot be started."""
     if sys.platform == "win32":  # pragma: no cover - the SDK knows Windows job objects
         from mcp import stdio_client as sdk_client
 
@@ -102,6 +104,8 @@ async def stdio_client(params: Any, errlog: Any = None) -> AsyncIterator[tuple[A
         [params.command, *params.args], env=params.env, cwd=params.cwd,
         stderr=errlog if errlog is not None else subprocess.DEVNULL,  # never the terminal
         start_new_session=True)
+    if on_start is not None:
+        on_start(process.pid)
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
