@@ -6,7 +6,9 @@ frames, 12 by default; 0 traces nothing), then runs ``agent``'s main.  Each SIGU
 into DIR: ``snap-N.pickle`` (the tracemalloc snapshot), ``types-N.json`` (live objects
 counted by type, after a full collection), ``pymalloc-N.txt`` (``sys._debugmallocstats``),
 ``mem-N.json`` (tracemalloc's traced total, glibc's mallinfo2 and the process's RSS), then
-``done-N`` last so the sender can poll for it.  The handler runs on the main thread between
+``done-N`` last so the sender can poll for it.  ``TRACE_MALLOC_TRIM=1`` then calls
+``malloc_trim(0)`` and records RSS again (an experiment: how much of RSS is free memory
+malloc holds).  The handler runs on the main thread between
 byte codes, while the agent waits for the model's answer.
 """
 
@@ -75,9 +77,13 @@ def _dump(out: Path, n: int) -> None:
         tracemalloc.take_snapshot().dump(str(out / f"snap-{n}.pickle"))
     (out / f"types-{n}.json").write_text(json.dumps(counts.most_common(400)))
     (out / f"pymalloc-{n}.txt").write_text(_pymalloc())
-    (out / f"mem-{n}.json").write_text(json.dumps(
-        {"traced": traced, "peak": peak, "rss_kib": _rss_kib(),
-         "objects": sum(counts.values()), "mallinfo": _mallinfo()}))
+    figures = {"traced": traced, "peak": peak, "rss_kib": _rss_kib(),
+               "objects": sum(counts.values()), "mallinfo": _mallinfo()}
+    if os.environ.get("TRACE_MALLOC_TRIM") == "1":
+        # An experiment, not a fix: how much of RSS is free memory malloc still holds.
+        ctypes.CDLL(None).malloc_trim(0)
+        figures["rss_trimmed_kib"] = _rss_kib()
+    (out / f"mem-{n}.json").write_text(json.dumps(figures))
     (out / f"done-{n}").write_text("")
 
 

@@ -155,6 +155,11 @@ def trace_report(trace_dir: Path, steps: int, top: int = 30, depth: int = 10) ->
              f"{first['rss_kib']} -> {last['rss_kib']} KiB "
              f"({(last['rss_kib'] - first['rss_kib']) / span:.2f} KiB/step); objects "
              f"{first['objects']} -> {last['objects']}"]
+    if "rss_trimmed_kib" in last:
+        lines.append(f"RSS after malloc_trim(0): {first['rss_trimmed_kib']} -> "
+                     f"{last['rss_trimmed_kib']} KiB "
+                     f"({(last['rss_trimmed_kib'] - first['rss_trimmed_kib']) / span:.2f} "
+                     "KiB/step)")
     heap = [(name, first["mallinfo"].get(name, 0), last["mallinfo"].get(name, 0))
             for name in ("arena", "uordblks", "fordblks", "hblkhd")]
     lines.append("malloc (KiB): " + ", ".join(
