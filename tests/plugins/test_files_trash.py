@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from clirun import run_agent_here
 from files_support import boot_files
 
 from plugins_builtin.files import trash
@@ -132,16 +130,13 @@ async def test_slash_command(env):
     assert app.shown[-1].startswith("Restored ") and env.read("gone.txt") == "bye"
 
 
-@pytest.mark.e2e
 async def test_cli_subcommand(env):
     env.write("doc.md", "# doc\n")
     await env.ok("delete_file", {"path": "doc.md"})
     ident = _index(env)[0]["id"]
-    run_env = {**os.environ, "AGENT_HOME": str(env.home)}
 
-    def agent(*argv):
-        return subprocess.run([sys.executable, "-m", "agent", "trash", *argv], cwd=env.workspace,
-                              env=run_env, capture_output=True, text=True, timeout=60)
+    def agent(*argv):  # `agent trash ...`: what the CLI decides, run in this process
+        return run_agent_here(["trash", *argv], home=env.home, cwd=env.workspace)
 
     listed = agent("list")
     assert listed.returncode == 0 and f"  {ident}  doc.md  6B  " in listed.stdout
