@@ -32,6 +32,10 @@ log = logging.getLogger("agent.mcp")
 #: in the SDK; servers that exit on stdin EOF take ~0.1 s).
 CLOSE_TIMEOUT = 6.0
 
+#: Longest wait for the SDK import before the servers' own startup waits begin (an import
+#: cannot be interrupted; on a loaded machine it takes seconds, normally about one).
+SDK_IMPORT_TIMEOUT = 60.0
+
 
 class Manager:
     """Connections to the configured servers (those without a config ``problem``)."""
@@ -250,6 +254,15 @@ class Manager:
         longest one.  Returns the servers still without tools."""
         self.start()
         assert self.loop is not None
+        # A server's wait is for the server: it begins once the SDK is imported and the
+        # servers are started. The import is the agent's own time (2-5 s on a loaded
+        # machine); counted in the wait, it left a server with a 3 s startup_timeout
+        # not even started when the run gave up on it.
+        started = asyncio.run_coroutine_threadsafe(self._connect_all(), self.loop)
+        try:
+            started.result(SDK_IMPORT_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            started.cancel()
 
         async def ready(name: str, seconds: float) -> None:
             await self._connect_all()
