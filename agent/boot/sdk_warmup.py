@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -105,24 +106,40 @@ async def import_off_loop(modules: Iterable[str]) -> None:
         except Exception:
             log.debug("could not import %s ahead of the request", name, exc_info=True)
         _IMPORTED.add(name)
+    for thread, warming in _WARMING:
+        if thread.is_alive() and set(warming) & set(modules):
+            # the import it made is the one waited for above; what it does after it (let
+            # the collector go, agent.lib.collector) is over before the request is made.
+            # A warm-up that guessed another provider is not waited for.
+            await on_daemon_thread(thread.join)
+
+
+#: The warm-up thread of this process and what it imports, once :func:`start` began one.
+_WARMING: list[tuple[threading.Thread, tuple[str, ...]]] = []
 
 
 def start(modules: Sequence[str]) -> threading.Thread | None:
     """Import ``modules`` (an SDK's, from :func:`guess_modules`) on a daemon thread."""
-    if not modules:
-        return None
+    if not modules or all(name in sys.modules for name in modules):
+        return None  # nothing to do (an embedding process imported them already)
 
     for name in SHARED:
         importlib.import_module(name)
 
+    from agent.lib import collector
+
     def work() -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # the provider will report it when it imports for real
-                log.debug("could not import %s ahead", name, exc_info=True)
-                return
+        # The collector stays off until the import is done, even if the turn resumes it
+        # meanwhile: see agent.lib.collector.
+        with collector.held():
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # the provider will report it when it imports for real
+                    log.debug("could not import %s ahead", name, exc_info=True)
+                    return
 
     thread = threading.Thread(target=work, name="sdk-import", daemon=True)
     thread.start()
+    _WARMING[:] = [(thread, tuple(modules))]
     return thread

@@ -69,3 +69,63 @@ def test_the_headless_turn_runs_with_the_collector_on(tmp_path, fake_provider):
     assert "ok then" in proc.stdout
     assert during == [True]
     assert gc.isenabled()
+
+
+def _restore(enabled: bool) -> None:
+    gc.unfreeze()  # what a hold froze goes back to the collector (this process lives on)
+    (gc.enable if enabled else gc.disable)()
+
+
+def test_a_resume_asked_for_while_held_waits_for_the_hold_to_end():
+    """The SDK import's hold keeps the collector off even if the turn resumes it meanwhile."""
+    from agent.lib import collector
+
+    before = gc.isenabled()
+    try:
+        gc.disable()
+        with collector.held():
+            collector.resume()
+            assert not gc.isenabled()
+            with collector.held():  # holds nest
+                pass
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what existed was moved out of its reach
+    finally:
+        _restore(before)
+
+
+def test_a_hold_gives_back_the_collector_as_it_found_it():
+    from agent.lib import collector
+
+    before = gc.isenabled()
+    try:
+        for running in (True, False):
+            (gc.enable if running else gc.disable)()
+            with collector.held():
+                assert not gc.isenabled()
+            assert gc.isenabled() is running
+    finally:
+        _restore(before)
+
+
+def test_a_hold_begun_on_another_thread_after_the_resume_still_ends_with_it_on():
+    """The warm-up thread may start its hold only after the CLI resumed the collector."""
+    from agent.lib import collector
+
+    before = gc.isenabled()
+    try:
+        gc.disable()
+        collector.resume()  # the turn begins before the thread got going
+        inside: list[bool] = []
+
+        def warm() -> None:
+            with collector.held():
+                inside.append(gc.isenabled())
+
+        thread = threading.Thread(target=warm)
+        thread.start()
+        thread.join(timeout=30)
+        assert inside == [False] and gc.isenabled()
+    finally:
+        _restore(before)
