@@ -31,6 +31,8 @@ An empty script answers 500 saying so, so a test that under-scripts fails loudly
 from __future__ import annotations
 
 import json
+import os
+import selectors
 import socket
 import struct
 import sys
@@ -798,21 +800,38 @@ class FakeProvider:
             httpd.socket = ssl_context.wrap_socket(httpd.socket, server_side=True)
         self._scheme = "https" if ssl_context is not None else "http"
         httpd.fake = self
+        httpd.timeout = 0  # handle_request() never waits: _serve calls it when one is ready
         self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name="fake-provider", daemon=True,
-        )
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._serve, name="fake-provider", daemon=True)
         self._thread.start()
         return self
+
+    def _serve(self) -> None:
+        """Accept connections until :meth:`stop` writes to the wake-up pipe.  Not
+        ``serve_forever``: its shutdown waits for the next poll (25 ms on average at a
+        0.05 s interval, paid by every test that stops a fake provider)."""
+        httpd = self._httpd
+        assert httpd is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(httpd, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while not self._stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is httpd and not self._stopping.is_set():
+                        httpd.handle_request()  # ready: accepts at once, a thread serves it
 
     def stop(self) -> None:
         """Shut down; stalled replies wake and close."""
         self._stopping.set()
         if self._httpd is not None:
-            self._httpd.shutdown()
+            os.write(self._wake_w, b"x")
+            assert self._thread is not None
+            self._thread.join()
             self._httpd.server_close()
             self._httpd = None
+            os.close(self._wake_r)
+            os.close(self._wake_w)
 
     def __enter__(self) -> FakeProvider:
         return self
