@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 
 import pytest
 from clirun import run_agent
-from fakeprovider import Reply
+from fakeprovider import FakeProvider, Reply
 from test_plugin_loading import make_dist
 
 pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
@@ -91,14 +92,14 @@ def agent_register_tools(register):
 '''
 
 
-@pytest.fixture
-def site(tmp_path):
-    site = tmp_path / "site"
+def build_site(root):
+    """The plugins of this module on a throwaway path entry, with their markers."""
+    site = root / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    markers = {name: tmp_path / f"{name}.imported" for name in ("lazy_ui", "lazy_idle",
-                                                                 "lazy_speaks", "lazy_off",
-                                                                 "lazy_tool")}
+    markers = {name: root / f"{name}.imported" for name in ("lazy_ui", "lazy_idle",
+                                                             "lazy_speaks", "lazy_off",
+                                                             "lazy_tool")}
     make_dist(site, "lazy_ui", UI_ONLY.format(marker=str(markers["lazy_ui"])))
     make_dist(site, "lazy_idle", IDLE.format(marker=str(markers["lazy_idle"])))
     make_dist(site, "lazy_speaks", SPEAKS.format(marker=str(markers["lazy_speaks"]),
@@ -106,6 +107,38 @@ def site(tmp_path):
     make_dist(site, "lazy_off", UI_ONLY.format(marker=str(markers["lazy_off"])))
     make_dist(site, "lazy_tool", TOOL.format(marker=str(markers["lazy_tool"])))
     return site, markers
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A site of the test's own, for the tests that change its files."""
+    return build_site(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One site for the tests that leave its files alone, and the plugin cache the first run
+    in a home writes for it: (site, markers, cache file).  That first run is what
+    test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins checks; the
+    others only need a home that has had one, and get a copy of its cache (a new
+    interpreter each, as before: only the describing run is not repeated)."""
+    root = tmp_path_factory.mktemp("lazy")
+    path, markers = build_site(root)
+    with FakeProvider.start() as server:
+        _, _, home = headless(root, path, server)
+    imported = {name for name, marker in markers.items() if marker.exists()}
+    return path, markers, home / "state" / "plugin-cache.json", imported
+
+
+def described(tmp_path, shared):
+    """A home for ``headless`` that has had its first (describing) run: the shared cache
+    copied in, its mode (0600, which the agent checks) kept."""
+    path, markers, cache, _ = shared
+    state = tmp_path / "h" / "state"
+    state.mkdir(parents=True)
+    shutil.copy2(cache, state / cache.name)
+    clear(markers)
+    return path, markers
 
 
 def headless(tmp_path, site, fake_provider, *extra, **env):
@@ -130,15 +163,13 @@ def clear(markers):
 
 
 def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
-        tmp_path, site, fake_provider):
-    path, markers = site
-    first, system, home = headless(tmp_path, path, fake_provider)
-    # the first run describes every plugin that is not blocked (so it imports them)
-    assert markers["lazy_ui"].exists() and markers["lazy_idle"].exists()
-    assert not markers["lazy_off"].exists()
-    cache = home / "state" / "plugin-cache.json"
+        tmp_path, shared, fake_provider):
+    # the first run in a home (the shared fixture's) describes every plugin that is not
+    # blocked, so it imports them, and leaves its cache private
+    _, _, cache, first = shared
+    assert {"lazy_ui", "lazy_idle"} <= first and "lazy_off" not in first
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
-    clear(markers)
+    path, markers = described(tmp_path, shared)
 
     modules, system, _ = headless(tmp_path, path, fake_provider)
     assert not markers["lazy_ui"].exists(), "a plugin with only a slash command was imported"
@@ -162,22 +193,21 @@ def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
 @pytest.mark.parametrize("api,used,unused", [
     ("chat", "openai.resources.chat.completions", "openai.resources.responses"),
     ("responses", "openai.resources.responses", "openai.resources.chat")])
-def test_only_the_wire_api_in_use_is_imported(tmp_path, site, fake_provider, api, used,
+def test_only_the_wire_api_in_use_is_imported(tmp_path, shared, fake_provider, api, used,
                                               unused):
-    # The SDK import starts on a thread before the plugins load; it must guess the same
-    # resource the provider will use, or it would import the types the issue keeps out.
-    path, _ = site
+    # The SDK import starts on a thread before the plugins load, from the provider specs
+    # the cache recorded; it must guess the same resource the provider will use, or it
+    # would import the types the issue keeps out.
+    path, _ = described(tmp_path, shared)
     modules, _, _ = headless(tmp_path, path, fake_provider, AGENT_OPENAI_API=api)
     assert used in modules
     assert not [m for m in modules if m == unused or m.startswith(unused + ".")]
 
 
-def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, site,
+def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, shared,
                                                                    fake_provider):
-    path, markers = site
+    path, markers = described(tmp_path, shared)
     (tmp_path / "notes.txt").write_text("READ-FROM-DISK 42\n")
-    headless(tmp_path, path, fake_provider)
-    clear(markers)
     fake_provider.script(Reply(tool_calls=[("lazy_shout", {"word": "quiet"}),
                                            ("read_file", {"path": "notes.txt"})]))
     modules, _, _ = headless(tmp_path, path, fake_provider)
@@ -192,16 +222,16 @@ def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, si
     assert results[0] == "LAZY-TOOL-SAYS QUIET"
     assert "READ-FROM-DISK 42" in results[1]
     assert markers["lazy_tool"].exists() and "plugins_builtin.files" in modules
+    assert not markers["lazy_ui"].exists()  # the cache was believed: nothing re-described
 
 
-def test_an_idle_plugin_works_as_before_once_configured(tmp_path, site, fake_provider):
-    path, markers = site
-    headless(tmp_path, path, fake_provider)
-    clear(markers)
+def test_an_idle_plugin_works_as_before_once_configured(tmp_path, shared, fake_provider):
+    path, markers = described(tmp_path, shared)
     (tmp_path / "h" / "config.toml").write_text('idle_things = ["apples", "pears"]\n')
     modules, system, _ = headless(tmp_path, path, fake_provider)
     assert markers["lazy_idle"].exists()
     assert "IDLE-PLUGIN-SAYS apples pears" in system
+    assert not markers["lazy_ui"].exists()  # the cache was believed: nothing re-described
 
 
 def test_a_changed_plugin_is_described_again(tmp_path, site, fake_provider):
@@ -227,11 +257,10 @@ def agent_prompt_fragments(session):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "wrong-shape", "shared-mode"])
-def test_a_damaged_or_foreign_cache_is_rebuilt_not_trusted(tmp_path, site, fake_provider,
+def test_a_damaged_or_foreign_cache_is_rebuilt_not_trusted(tmp_path, shared, fake_provider,
                                                             damage):
-    path, markers = site
-    _, _, home = headless(tmp_path, path, fake_provider)
-    cache = home / "state" / "plugin-cache.json"
+    path, markers = described(tmp_path, shared)
+    cache = tmp_path / "h" / "state" / "plugin-cache.json"
     if damage == "garbage":
         cache.write_bytes(b"\x00{not json")
     elif damage == "wrong-shape":
