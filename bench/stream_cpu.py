@@ -2,16 +2,21 @@
 stream from the same local fake server, paced at 500 tokens/s.
 
 Each side runs once with a one-token answer and once with a long one; the difference of the
-child's CPU time (user + system, from RUSAGE_CHILDREN), divided by the extra tokens, is the
-marginal CPU per token, free of startup.  Run `python bench/stream_cpu.py [--tokens 1500]`.
+child's CPU time (user + system, every thread), divided by the extra tokens, is the marginal
+CPU per token.  Each run counts only the CPU spent from the moment its request reaches the
+server to its exit: start-up (imports, plugins) is the same work in both runs, but on a
+loaded machine it varies by a tenth of a second or more, which spread over 1,500 tokens
+would swamp what is measured.  Run `python bench/stream_cpu.py [--tokens 1500]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
+import time
 
 from _common import compile_bytecode, isolated_env
 from fakeprovider import FakeProvider, Reply
@@ -32,14 +37,36 @@ print()
 """
 
 
-def child_cpu(cmd: list[str], env: dict[str, str]) -> float:
-    """CPU seconds (user + system) ``cmd`` used, run to completion."""
+def _proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) process ``pid`` has used so far, or None
+    where /proc cannot tell (then the run's start-up counts too, as in both runs)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_cpu(cmd: list[str], env: dict[str, str], srv: FakeProvider | None = None) -> float:
+    """CPU seconds (user + system) ``cmd`` used, run to completion; with ``srv``, only from
+    the moment its request reached ``srv`` on."""
+    seen = len(srv.requests) if srv is not None else 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    startup = 0.0
+    if srv is not None:
+        for _ in range(60_000):  # poll (bounded: 60 s) for the request to arrive
+            if len(srv.requests) > seen or proc.poll() is not None:
+                break
+            time.sleep(0.001)
+        startup = _proc_cpu(proc.pid) or 0.0
+    _, stderr = proc.communicate()  # read as it comes: the child never blocks on a pipe
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:4]} failed: {proc.stderr[-400:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"{cmd[:4]} failed: {stderr[-400:].decode(errors='replace')}")
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return used - startup
 
 
 def per_token(srv: FakeProvider, cmd: list[str], env: dict[str, str], tokens: int,
@@ -51,9 +78,9 @@ def per_token(srv: FakeProvider, cmd: list[str], env: dict[str, str], tokens: in
     marginal = []
     for _ in range(runs):
         srv.script(Reply.text("w0 ", pieces=1))
-        short = child_cpu(cmd, env)
+        short = child_cpu(cmd, env, srv)
         srv.script(Reply.text(text, pieces=tokens, delay=1.0 / RATE))
-        long = child_cpu(cmd, env)
+        long = child_cpu(cmd, env, srv)
         marginal.append((long - short) / (tokens - 1))
     return statistics.median(marginal)
 
