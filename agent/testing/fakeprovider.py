@@ -787,6 +787,8 @@ class FakeProvider:
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        #: the pipe stop() writes to, to wake the server thread (see _serve)
+        self._wake_r, self._wake_w = -1, -1
         self._scheme = "http"
 
     @classmethod
