@@ -102,7 +102,7 @@ async def import_off_loop(modules: Iterable[str]) -> None:
         if name in _IMPORTED:
             continue
         try:
-            await on_daemon_thread(importlib.import_module, name)
+            await on_daemon_thread(_import, name)
         except Exception:
             log.debug("could not import %s ahead of the request", name, exc_info=True)
         _IMPORTED.add(name)
@@ -112,6 +112,18 @@ async def import_off_loop(modules: Iterable[str]) -> None:
             # the collector go, agent.lib.collector) is over before the request is made.
             # A warm-up that guessed another provider is not waited for.
             await on_daemon_thread(thread.join)
+
+
+def _import(name: str) -> None:
+    """Import ``name``; one that is not imported yet (no warm-up began it) with the
+    collector held off and what it made frozen after, as on the warm-up thread."""
+    if name in sys.modules:
+        importlib.import_module(name)  # done, or under way on another thread: wait for it
+        return
+    from agent.lib import collector
+
+    with collector.held():
+        importlib.import_module(name)
 
 
 #: The warm-up thread of this process and what it imports, once :func:`start` began one.

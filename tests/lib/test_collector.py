@@ -6,7 +6,8 @@ import gc
 import threading
 import time
 
-from clirun import run_agent_here
+import pytest
+from clirun import run_agent, run_agent_here
 
 from agent.testing.fakeprovider import Reply
 
@@ -129,3 +130,40 @@ def test_a_hold_begun_on_another_thread_after_the_resume_still_ends_with_it_on()
         assert inside == [False] and gc.isenabled()
     finally:
         _restore(before)
+
+
+@pytest.mark.e2e  # a new process: the SDK import on the warm-up thread is the point
+@pytest.mark.parametrize("warmup", ["1", "0"])
+def test_a_real_run_imports_the_sdk_without_collecting_and_requests_with_the_collector_on(
+        tmp_path, fake_provider, warmup):
+    """A plugin writes down, when the request is done (the SDK imported by the warm-up
+    thread or, without it, just before the request), whether the collector runs and whether
+    what the import made was moved out of its reach.  The second run is the one that counts:
+    the first one has no plugin description to guess the provider from, so no warm-up."""
+    site, ws = tmp_path / "site", tmp_path / "ws"
+    site.mkdir()
+    ws.mkdir()
+    seen = tmp_path / "seen"
+    (site / "gcseen.py").write_text(f"""
+import gc, sys
+from agent import hookimpl
+
+@hookimpl
+def agent_request_done(session, model, usage, nested):
+    with open({str(seen)!r}, "a") as out:
+        frozen = gc.get_freeze_count() > 0
+        out.write(f"{{'openai' in sys.modules}} {{gc.isenabled()}} {{frozen}}\\n")
+""")
+    info = site / "gcseen-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gcseen\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[agent.plugins]\ngcseen = gcseen\n")
+    fake_provider.script(Reply.text("fine"), Reply.text("fine"))
+    for _ in range(2):
+        proc = run_agent(["-p", "hi", "--provider", "openai", "--base-url",
+                          fake_provider.openai_url, "--model", "m"], home=tmp_path / "h",
+                         cwd=ws, OPENAI_API_KEY="x", PYTHONPATH=str(site),
+                         AGENT_SDK_WARMUP=warmup)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == "fine\n"
+    assert seen.read_text().splitlines() == ["True True True"] * 2
