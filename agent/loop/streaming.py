@@ -229,7 +229,7 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
     deltas become one event, so a fast stream costs a few events per read, not one per token.
     A malformed event, or an error ``feed`` raises (a stream error event), ends the stream
     after every event before it has gone out.  After OpenAI's ``[DONE]`` the rest of the body
-    is read but not parsed, so the connection can be reused.
+    is read but not parsed, so the connection can be reused (see :func:`_drain`).
     """
     from agent.lib.sse import DONE, MalformedStream, SSESplitter, clip
 
@@ -239,12 +239,13 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
     done = False
     try:
         while True:
+            if done:
+                await _drain(chunks)
+                return
             try:
                 chunk = await watchdog.read(chunks.__anext__())
             except StopAsyncIteration:
                 return
-            if done:
-                continue
             out: list[StreamEvent] = []
             failure: Exception | None = None
             touched = False
@@ -276,6 +277,31 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
     finally:
         watchdog.close()
         await chunks.aclose()
+
+
+#: The longest the rest of a body is read after OpenAI's ``[DONE]`` (normally just the
+#: chunked encoding's end, in the same read or the next).
+DRAIN_AFTER_DONE = 2.0
+
+
+async def _drain(chunks: Any) -> None:
+    """Read what follows ``[DONE]`` so the pool can reuse the connection; the answer is
+    complete, so a body that does not end soon, or breaks, only costs the connection."""
+    try:
+        async with asyncio.timeout(DRAIN_AFTER_DONE):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, OSError, ValueError, RuntimeError):
+        pass
+    except Exception as exc:  # the transport's own errors (httpx2.TransportError)
+        if not _is_transport_error(exc):
+            raise
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    import httpx2
+
+    return isinstance(exc, httpx2.TransportError | httpx2.StreamError)
 
 
 def merge_deltas(events: list[StreamEvent]) -> list[StreamEvent]:

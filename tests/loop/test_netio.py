@@ -78,3 +78,18 @@ async def test_steps_reuse_one_connection(tmp_path, fake_provider, fmt):
     assert len(fake_provider.requests) == 2
     peers = {req.peer for req in fake_provider.requests}
     assert len(peers) == 1, peers
+
+
+async def test_a_chat_body_that_does_not_end_after_done_still_finishes_the_step(
+        tmp_path, fake_provider):
+    # All five events of the answer, [DONE] last, then the server holds the body open: the
+    # step must not wait for stream_idle_timeout (60 s here) to end what is complete.
+    fake_provider.script(Reply.stall(60, after=5, reply=Reply("Hi there", pieces=1)),
+                         Reply.text("next"))
+    session = open_session(tmp_path, fake_provider, ("openai", "chat"),
+                           stream_idle_timeout=60, request_timeout=60)
+    events = await collect(session, "hello")
+    assert events[-1].reason == "end", events
+    assert session.messages[-1].text == "Hi there"
+    events = await collect(session, "again")  # on a new connection: the old one was dropped
+    assert shown_text(events) == "next"
