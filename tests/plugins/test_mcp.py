@@ -97,11 +97,12 @@ def boot(tmp: Path, servers: dict, *, builtins=("mcp",), **kwargs):
     return make_boot(ws, tmp / "home", builtins=list(builtins), file_data=file_data, **kwargs)
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def real_servers(tmp_path_factory):
-    """mcp-server-time and mcp-server-git, started when the module starts so that their
-    ~0.5-2 s startup overlaps the other tests.  The time server's config is also written as
-    the user config of ``home``, for the headless acceptance run."""
+    """mcp-server-time and mcp-server-git, started by the first test that asks for them
+    (two do), not by every test process that runs any test of this module: under xdist both
+    workers run some, and the two servers cost 2-4 s of CPU to start.  The time server's
+    config is also written as the user config of ``home``, for the headless acceptance run."""
     tmp = tmp_path_factory.mktemp("real")
     repo = tmp / "repo"
     subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
