@@ -29,7 +29,7 @@ import httpx2
 from agent.lib.sse import MalformedStream
 
 __all__ = ["MalformedStream", "async_http_client", "retry_after_seconds",
-           "should_retry_header"]
+           "should_retry_header", "verify_context"]
 
 #: Headers carrying a server-directed delay, with the divisor that turns them into seconds.
 RETRY_AFTER_HEADERS = (("retry-after-ms", 1000.0), ("retry-after", 1.0))
@@ -110,8 +110,7 @@ def _import_async_backend() -> None:
         pass
 
 
-#: The verification context :func:`async_http_client` hands every transport, with what it was
-#: built from (see :func:`_verify_context`).
+#: The verification context :func:`verify_context` hands out, with what it was built from.
 _VERIFY: dict[str, tuple[tuple[Any, ...], ssl.SSLContext]] = {}
 _VERIFY_LOCK = threading.Lock()
 
@@ -126,13 +125,15 @@ def _stamp(path: str | None) -> tuple[int, int, int, int] | None:
     return info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size
 
 
-def _verify_context() -> ssl.SSLContext:
+def verify_context() -> ssl.SSLContext:
     """The context ``verify=True`` would give each transport (httpcore2's default: the
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` named by the environment, else OpenSSL's compiled-in
     bundle), built once and shared while those variables and the stats of the files they
     name are unchanged.  Loading a CA bundle costs about 35 ms of CPU, and every client (each
     session, subagent and fallback endpoint; each test) built its own.  A context is safe to
-    share: connections only read it, and every transport built here sets the same ALPN."""
+    share: connections only read it, and every transport built here sets the same ALPN.
+    For a plugin's own ``httpx2`` client that trusts the environment (``trust_env``, the
+    default): ``httpx2.AsyncClient(verify=verify_context(), ...)``."""
     import httpcore2
 
     cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
@@ -156,7 +157,7 @@ def async_http_client(*, timeout: float | None = None, **kwargs: Any) -> httpx2.
     """
     limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
     _import_async_backend()
-    verify = _verify_context()
+    verify = verify_context()
 
     def transport(proxy: str | None = None) -> httpx2.AsyncHTTPTransport:
         made = httpx2.AsyncHTTPTransport(

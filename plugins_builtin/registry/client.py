@@ -208,9 +208,14 @@ class RegistryClient:
         """GET ``url`` (redirects followed and re-checked), refusing bodies over ``cap``."""
         import httpx2
 
+        from agent.loop.retry import verify_context
+
         try:
             async with asyncio.timeout(self.timeout):
+                # verify_context(): what verify=True gives, without loading the CA bundle
+                # again for every request (about 35 ms of CPU each)
                 async with httpx2.AsyncClient(transport=self.transport, follow_redirects=False,
+                                              verify=verify_context(),
                                               timeout=httpx2.Timeout(self.timeout)) as client:
                     for _ in range(MAX_REDIRECTS + 1):
                         self.check_url(url)
