@@ -295,8 +295,11 @@ class Connection:
 
             auth = make_auth(server, self._log_path.parent.parent,
                              interactive=self._interactive, say=self.announce)
+        from agent.loop.retry import verify_context  # verify=True without reloading the CAs
+
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
-                                    event_hooks={"response": [note_status]}, auth=auth)
+                                    event_hooks={"response": [note_status]}, auth=auth,
+                                    verify=verify_context())
         return _owning(client, streamable_http_client(server.url, http_client=client))
 
     # ---- calls -------------------------------------------------------------------------------
