@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 
 from fakeprovider import Reply
+from waiting import until
 
 from agent import Verdict, hookimpl
 from agent.contract import events as ev
@@ -74,19 +77,31 @@ def task(description: str, prompt: str, kind: str | None = None, id: str = "t1")
 
 # ---- parallel explore subagents -------------------------------------------------------------
 
-SLOW = 0.12  # seconds before each of 7 streamed events: a child's reply takes ~0.85 s
+def running(session, prompt: str) -> tuple[list, asyncio.Task]:
+    """The turn for ``prompt`` running in the background, and the events it has sent so far."""
+    events: list = []
+
+    async def run() -> None:
+        async for event in session.run(prompt):
+            events.append(event)
+
+    return events, asyncio.ensure_future(run())
 
 
 async def test_two_tasks_in_one_step_overlap(tmp_path, fake_provider):
     config, hooks = boot(tmp_path)
+    answer = threading.Event()  # neither child can finish until both have asked the model
     fake_provider.script(
         Reply(tool_calls=[task("look at A", "find A"), task("look at B", "find B", id="t2")]),
-        Reply.text("finding one", delay=SLOW), Reply.text("finding two", delay=SLOW),
+        Reply.held(answer, reply=Reply.text("finding one")),
+        Reply.held(answer, reply=Reply.text("finding two")),
         Reply.text("both done"))
     session = make_session(config, hooks, base_url=fake_provider.openai_url)
-    events = await collect(session, "explore both")
+    events, turn = running(session, "explore both")
+    await until(lambda: len(children(fake_provider)) == 2, "both children to ask at once")
+    answer.set()
+    await turn
     first, second = children(fake_provider)
-    assert abs(second.time - first.time) < 0.4  # in turn, the gap would be >= 0.8 s
     results = tool_results(fake_provider.requests[-1])
     assert sorted(results.values()) == ["finding one", "finding two"]
     # Each child saw only its own prompt, under the explore prompt and the read-only tools.
@@ -102,16 +117,24 @@ async def test_two_tasks_in_one_step_overlap(tmp_path, fake_provider):
 
 async def test_concurrency_limit_runs_them_in_turn(tmp_path, fake_provider):
     config, hooks = boot(tmp_path, subagent_concurrency=1)
+    answer = threading.Event()  # the first child cannot finish until the test has looked
     fake_provider.script(
         Reply(tool_calls=[task("look at A", "find A"), task("look at B", "find B", id="t2")]),
-        Reply.text("finding one", delay=SLOW), Reply.text("finding two", delay=SLOW),
+        Reply.held(answer, reply=Reply.text("finding one")), Reply.text("finding two"),
         Reply.text("both done"))
     session = make_session(config, hooks, base_url=fake_provider.openai_url)
-    events = await collect(session, "explore both")
-    first, second = children(fake_provider)
-    assert second.time - first.time >= 0.8
-    output = "".join(e.chunk for e in events if isinstance(e, ev.ToolOutputEvent))
-    assert "(queued)" in output
+    events, turn = running(session, "explore both")
+
+    def output() -> str:
+        return "".join(e.chunk for e in events if isinstance(e, ev.ToolOutputEvent))
+
+    await until(lambda: "(queued)" in output() and children(fake_provider),
+                "the second task to wait while the first child runs")
+    assert len(children(fake_provider)) == 1  # the second has not started: one slot
+    answer.set()
+    await turn
+    assert [r.body["messages"][1]["content"] for r in children(fake_provider)] == [
+        "find A", "find B"]
 
 
 async def test_explore_subagent_never_asks_the_user(tmp_path, fake_provider):
