@@ -135,6 +135,42 @@ async def test_a_stalled_retry_wait_is_cancelled_at_once(tmp_path, fake_provider
     assert await next_prompt_works(session, fake_provider)
 
 
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_esc_in_a_stalled_stream_interrupts_and_no_deadline_error_follows(
+        tmp_path, fake_provider, fmt):
+    # Cancelled while reading (the deadline watchdog armed): the turn is interrupted, the
+    # cancellation is not mistaken for a deadline, and the deadline's timer does not fire
+    # into a later turn.
+    import asyncio
+
+    fake_provider.script(Reply.stall(30, after=mid_text(fmt), reply=Reply("Half of it",
+                                                                          pieces=3)))
+    session = open_session(tmp_path, fake_provider, fmt, stream_idle_timeout=IDLE * 2)
+    seen: list = []
+
+    async def turn():
+        async for event in session.run("hello"):
+            seen.append(event)
+
+    task = asyncio.ensure_future(turn())
+    # Poll (bounded at 30 s: the first request also imports the SDK, seconds on a loaded
+    # machine) until some of the answer arrived.
+    for _ in range(3000):
+        if shown_text(seen):
+            break
+        await asyncio.sleep(0.01)
+    assert shown_text(seen)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    assert not [e for e in seen if isinstance(e, ev.ErrorEvent)]
+    # Longer than the idle deadline: a timer left behind would cancel this turn.
+    fake_provider.script(Reply("slow but steady", pieces=8, delay=IDLE / 4))
+    events = await collect(session, "and now?")
+    assert events[-1].reason == "end", events
+    assert shown_text(events) == "slow but steady"
+
+
 # ---- headless: the run ends, with exit code 1 and one clear line; `agent -c` carries on -------
 
 
