@@ -186,8 +186,12 @@ class SandboxProcess:
             return 0
         table = procs.snapshot()
         targets = procs.descendants(proc.pid, table)
+        #: the sandbox's own processes (the outer bwrap and the namespace's init): killing
+        #: them after the command ended is cleanup, not a SIGKILL the command needed
+        wrappers = {proc.pid}
         if self.sandboxed:
             # The namespace's init (the outer bwrap's only child) ignores SIGTERM anyway.
+            wrappers |= {p for p in targets if table[p].ppid == proc.pid}
             targets = [p for p in targets if table[p].ppid != proc.pid]
         else:
             procs.signal_group(proc.pid, procs.SIGTERM)
@@ -203,15 +207,21 @@ class SandboxProcess:
             # Runs even if the wait is cancelled: nothing of the command may survive.
             late = procs.descendants(proc.pid) + [p for p in targets if procs.alive(p)]
             if proc.returncode is None or late:
-                if late or proc.returncode is None:
+                # SIGKILL is what the command got only if one of its own processes outlived
+                # the SIGTERM (on a loaded machine the sandbox's wrapper can take longer than
+                # the grace to exit after the command did).
+                if [p for p in late if p not in wrappers] or (
+                        proc.returncode is None and not self.sandboxed):
                     last = int(procs.SIGKILL)
-                procs.signal_all(late, procs.SIGKILL)
-                procs.signal_group(proc.pid, procs.SIGKILL)
                 if proc.returncode is None:
+                    # The outer process first: killed after its child, bwrap would exit 255
+                    # on its own and the command's status would read as an error.
                     try:
                         proc.kill()
                     except ProcessLookupError:
                         pass
+                procs.signal_all(late, procs.SIGKILL)
+                procs.signal_group(proc.pid, procs.SIGKILL)
         await proc.wait()
         # SIGKILL is delivered asynchronously: return only once the processes are gone.
         deadline = loop.time() + 2.0
