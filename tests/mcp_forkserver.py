@@ -23,6 +23,7 @@ import atexit
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -77,9 +78,7 @@ def _stop(proc: subprocess.Popen[bytes], folder: str) -> None:
         proc.wait(10)
     except Exception:
         proc.kill()
-    for name in os.listdir(folder):
-        os.unlink(os.path.join(folder, name))
-    os.rmdir(folder)
+    shutil.rmtree(folder, ignore_errors=True)  # the fork server removes it too
 
 
 # ---- the launcher: the process the agent starts ------------------------------------------------
@@ -252,6 +251,8 @@ def serve(path: str) -> None:
             except OSError:
                 pass
         listener.close()
+        # Also when the test process died without its atexit: nothing is left in $TMPDIR.
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 if __name__ == "__main__":
