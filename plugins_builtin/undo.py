@@ -128,6 +128,7 @@ class Recorder:
         self.max_checkpoints = max_checkpoints
         self.pending: Pending | None = None
         self._index: dict[str, list[Any]] | None = None
+        self._index_on_disk: str | None = None  # what the file holds, as _save_index writes it
         self.stashed: dict[str, list[Any]] = {}  # checkpoint id -> messages /undo dropped
 
     # ---- files and their states ----
@@ -168,6 +169,7 @@ class Recorder:
         if self._index is None:
             try:
                 self._index = json.loads((self.dir / "index.json").read_text())
+                self._index_on_disk = json.dumps(self._index)
             except (OSError, ValueError):
                 self._index = {}
         return self._index
@@ -200,8 +202,12 @@ class Recorder:
         return {"sha": sha, "mode": mode}
 
     def _save_index(self) -> None:
-        if self._index is not None:
-            _atomic_write(self.dir / "index.json", json.dumps(self._index).encode())
+        if self._index is None:
+            return
+        text = json.dumps(self._index)
+        if text != self._index_on_disk:  # a prompt that changed nothing costs no fsync
+            _atomic_write(self.dir / "index.json", text.encode())
+            self._index_on_disk = text
 
     # ---- recording ----
 

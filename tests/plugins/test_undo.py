@@ -247,6 +247,41 @@ def test_unchanged_files_are_copied_once(tmp_path):
     assert len(after) == 21 and all(stamps[p] == p.stat().st_mtime_ns for p in stamps)
 
 
+def test_a_prompt_that_changes_nothing_does_not_rewrite_the_index(tmp_path):
+    """The index is written (an atomic replace and an fsync) only when it changed: after a
+    prompt that changed nothing the file still holds the bytes it had (here the same index
+    laid out differently, which a rewrite would not keep)."""
+    import json
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(5):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+
+    class S:
+        id, messages, busy = "s", [], False
+
+    session = S()
+    recorder = undo_plugin.Recorder(ws, tmp_path / "state")
+    recorder.open(session, "p1")
+    recorder.before_call(Effects(command="true"), session)
+    recorder.close()
+    index = recorder.dir / "index.json"
+    laid_out = json.dumps(json.loads(index.read_text()), indent=1)
+    index.write_text(laid_out)
+    for prompt in ("p2", "p3"):  # nothing changes: in this recorder, then in a new one
+        recorder.open(session, prompt)
+        recorder.before_call(Effects(command="true"), session)
+        assert recorder.close() is None
+        assert index.read_text() == laid_out
+        recorder = undo_plugin.Recorder(ws, tmp_path / "state")
+    recorder.open(session, "p4")
+    recorder.before_call(Effects(command="true"), session)
+    (ws / "f1.txt").write_text("changed, and longer\n")  # what the command did
+    assert recorder.close() is not None
+    assert json.loads(index.read_text())["f1.txt"][1] == len("changed, and longer\n")
+
+
 def test_old_checkpoints_are_capped_and_their_objects_collected(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
