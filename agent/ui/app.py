@@ -10,6 +10,7 @@ it to a real terminal; tests drive :attr:`App.root` directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import time
@@ -439,12 +440,17 @@ class App:
             # next paints them).
             handover = time.monotonic() + YIELD_EVERY
             prompt = await self._attach_mentions(text)
-            async for event in self.session.run(prompt):
-                self.view.on_event(event)
-                if time.monotonic() >= handover:
-                    await asyncio.sleep(0)
-                    await asyncio.sleep(0)
-                    handover = time.monotonic() + YIELD_EVERY
+            # aclosing: esc may land while this frame, not the session's, is waiting (the
+            # hand-over below); the turn must then end here and now -- its partial answer
+            # recorded -- not when the collector finalises the generator, which could be
+            # after the next prompt was added to the history.
+            async with contextlib.aclosing(self.session.run(prompt)) as events:
+                async for event in events:
+                    self.view.on_event(event)
+                    if time.monotonic() >= handover:
+                        await asyncio.sleep(0)
+                        await asyncio.sleep(0)
+                        handover = time.monotonic() + YIELD_EVERY
         except asyncio.CancelledError:
             self.view.interrupted()
         except Exception as exc:
