@@ -52,6 +52,7 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None 
     os.environ.update(agent_env(home, **env))
     os.chdir(cwd)
     saved_path, sites = list(sys.path), _use_pythonpath(env.get("PYTHONPATH"))
+    roots = _roots(sites)  # in the run's folder, where a relative PYTHONPATH entry means it
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
     try:
         try:
@@ -61,12 +62,14 @@ def run_agent_here(args: list[str], *, home: Path, cwd: Path, input: str | None 
         out.flush()
         err.flush()
     finally:
+        # The process's own state first: nothing after this may leave a later test in the
+        # run's folder or environment.
         sys.stdin, sys.stdout, sys.stderr = streams
-        sys.path[:] = saved_path
-        _forget_modules_from(sites)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        _forget_modules_from(roots)
     return subprocess.CompletedProcess(
         args, code, out.buffer.getvalue().decode("utf-8", "surrogateescape"),
         err.buffer.getvalue().decode("utf-8", "replace"))
@@ -84,16 +87,23 @@ def _use_pythonpath(given: str | None) -> list[str]:
     return wanted
 
 
-def _forget_modules_from(folders: list[str]) -> None:
-    """Drop the modules imported from ``folders``: the next run's plugins of the same name
-    (another test's site) are imported afresh, as in a new process."""
+def _roots(folders: list[str]) -> tuple[str, ...]:
+    """The prefixes the ``__file__`` of a module found in ``folders`` starts with."""
     # A module's __file__ is the sys.path entry it was found through joined with its own
     # path, so a prefix test on the text finds them all; resolving every module's path
     # instead (thousands of them) cost about 0.3 s a run.
-    roots = tuple({os.path.join(form(f), "") for f in folders
-                   for form in (os.path.abspath, os.path.realpath)})
-    for name, module in list(sys.modules.items()):
+    return tuple({os.path.join(form(f), "") for f in folders
+                  for form in (os.path.abspath, os.path.realpath)})
+
+
+def _forget_modules_from(roots: tuple[str, ...]) -> None:
+    """Drop the modules imported from below ``roots``: the next run's plugins of the same
+    name (another test's site) are imported afresh, as in a new process."""
+    if not roots:
+        return
+    # a copy taken at once: the SDK warm-up thread may still be importing (adding modules)
+    for name, module in sys.modules.copy().items():
         where = getattr(module, "__file__", None)
         if where and where.startswith(roots):
-            del sys.modules[name]
+            sys.modules.pop(name, None)
     importlib.invalidate_caches()
