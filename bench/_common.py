@@ -26,6 +26,19 @@ def wall(cmd: list[str], *, env: dict[str, str] | None = None, runs: int = 7,
     return statistics.median(times)
 
 
+def walls_alternating(cmds: list[list[str]], *, env: dict[str, str] | None = None,
+                      runs: int = 7) -> list[float]:
+    """Median wall times (seconds) of ``cmds``, run in turn round after round, so a change in
+    the machine's load during the measurement weighs on each of them alike."""
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for i, cmd in enumerate(cmds):
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+            times[i].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
 def python_pass() -> float:
     """The machine's ``python -c pass`` time: the scale every other number is read against."""
     return wall([sys.executable, "-c", "pass"], runs=9)

@@ -11,7 +11,7 @@ import json
 import shutil
 import sys
 
-from _common import compile_bytecode, isolated_env, python_pass, row, wall
+from _common import compile_bytecode, isolated_env, python_pass, row, wall, walls_alternating
 from fakeprovider import FakeProvider, Reply
 
 BARE_CHAT = """
@@ -68,8 +68,9 @@ def main(runs: int = 7) -> list[str]:
             ours_cmd = [sys.executable, "-m", "agent", "-p", "hi", "--provider", provider,
                         "--base-url", url, "--model", "m"]
             wall(ours_cmd, env=env, runs=1)  # the plugin cache, as on every later run
-            bare = wall([sys.executable, "-c", bare_script, url], env=env, runs=runs)
-            ours = wall(ours_cmd, env=env, runs=runs)
+            # in turn, run after run: a load change mid-way weighs on both sides alike
+            bare, ours = walls_alternating([[sys.executable, "-c", bare_script, url], ours_cmd],
+                                           env=env, runs=runs)
             bare_chat = bare_chat or bare
             if label == "openai chat":
                 first = srv.requests[-1].raw
