@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
 import faulthandler
-import ipaddress
 import json
 import os
 import signal
@@ -15,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from fakeprovider import Reply
+from tlscerts import make_certificates
 
 from agent.contract.providers import Preset, ProviderError, ProviderSpec
 from agent.testing import collect, make_boot, make_session
@@ -153,46 +152,6 @@ def test_a_closed_proxy_takes_no_connection_meant_for_a_later_server():
 
 
 # ---- a TLS endpoint with its own certificate authority -----------------------------------------
-
-
-def make_certificates(tmp_path):
-    """A CA and a leaf certificate for 127.0.0.1 it signed: (ca.pem, leaf.pem, key.pem)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-          .public_key(ca_key.public_key()).serial_number(1)
-          .not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False,
-                                       False), critical=True)
-          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
-                         critical=False)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
-            .not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
-                ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    pem = serialization.Encoding.PEM
-    paths = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "key.pem"
-    paths[0].write_bytes(ca.public_bytes(pem))
-    paths[1].write_bytes(leaf.public_bytes(pem))
-    paths[2].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return paths
 
 
 class ModelsHandler(BaseHTTPRequestHandler):
