@@ -54,10 +54,10 @@ from agent.contract.providers import (
 from agent.loop.streaming import (
     Deadlines,
     StreamPolicy,
+    attempt_sse,
     host_of,
     malformed_failure,
     on_daemon_thread,
-    read_sse,
     status_failure,
     transport_failure,
     with_retries,
@@ -562,23 +562,11 @@ class AnthropicProvider:
                        ) -> AsyncIterator[StreamEvent]:
         """One try: send (the SDK: auth, headers, status errors), then read the body's
         events ourselves (:func:`agent.loop.streaming.read_sse`) and assemble them."""
-        assembler = _Assembler(self.host)
-        started = connected = False
-        try:
-            stream = await clock.bounded(
-                client.messages.create(**params, extra_headers=clock.headers()))
-            connected = True
-            async with stream:  # closes the body however the attempt ends
-                async for out in read_sse(clock, stream.response, named=True,
-                                          is_content=assembler.is_content,
-                                          feed=assembler.feed):
-                    started = clock.shown = True
-                    yield out
-            finished = assembler.finish_step()
-        except Exception as exc:
-            raise map_error(exc, output_started=started, connected=connected,
-                            host=self.host) from exc
-        yield finished
+        opening = client.messages.create(**params, extra_headers=clock.headers())
+        async for event in attempt_sse(
+                clock, opening, _Assembler(self.host), named=True,
+                map_error=lambda exc, **how: map_error(exc, host=self.host, **how)):
+            yield event
 
     async def list_models(self) -> list[str]:
         """Model ids from ``GET /v1/models``, sorted."""

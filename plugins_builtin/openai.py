@@ -53,10 +53,10 @@ from agent.contract.providers import (
 from agent.loop.streaming import (
     Deadlines,
     StreamPolicy,
+    attempt_sse,
     host_of,
     malformed_failure,
     on_daemon_thread,
-    read_sse,
     status_failure,
     transport_failure,
     with_retries,
@@ -515,22 +515,10 @@ class _RequestShape:
                        ) -> AsyncIterator[StreamEvent]:
         """One try: send (the SDK: auth, headers, status errors), then read the body's
         events ourselves (:func:`agent.loop.streaming.read_sse`) and assemble them."""
-        assembler = self.assembler()
-        started = connected = False
-        try:
-            stream = await clock.bounded(self.open({**params, "extra_headers": clock.headers()}))
-            connected = True
-            async with stream:  # closes the body however the attempt ends
-                async for event in read_sse(clock, stream.response, named=False,
-                                            is_content=assembler.is_content,
-                                            feed=assembler.feed):
-                    started = clock.shown = True
-                    yield event
-            finished = assembler.finish_step()
-        except Exception as exc:
-            raise self.endpoint.error(exc, output_started=started,
-                                      connected=connected) from exc
-        yield finished
+        opening = self.open({**params, "extra_headers": clock.headers()})
+        async for event in attempt_sse(clock, opening, self.assembler(), named=False,
+                                       map_error=self.endpoint.error):
+            yield event
 
     async def list_models(self) -> list[str]:
         """Model ids from ``GET /models``, sorted."""

@@ -284,6 +284,29 @@ async def read_sse(clock: Deadlines, response: Any, *, named: bool,
 DRAIN_AFTER_DONE = 2.0
 
 
+async def attempt_sse(clock: Deadlines, opening: Awaitable[Any], assembler: Any, *,
+                      named: bool, map_error: Callable[..., BaseException]
+                      ) -> AsyncIterator[StreamEvent]:
+    """One try of a streamed request: ``opening`` is the SDK's ``create(stream=True)`` (auth,
+    headers, status errors raised before any body is read); its body is read with
+    :func:`read_sse` into ``assembler`` (``is_content``, ``feed``, ``finish_step``), whose
+    finished step comes last.  Any failure is raised as ``map_error(exc, output_started=...,
+    connected=...)``, so a retry policy knows whether output was already shown."""
+    started = connected = False
+    try:
+        stream = await clock.bounded(opening)
+        connected = True
+        async with stream:  # closes the body however the attempt ends
+            async for event in read_sse(clock, stream.response, named=named,
+                                        is_content=assembler.is_content, feed=assembler.feed):
+                started = clock.shown = True
+                yield event
+        finished = assembler.finish_step()
+    except Exception as exc:
+        raise map_error(exc, output_started=started, connected=connected) from exc
+    yield finished
+
+
 async def _drain(chunks: Any) -> None:
     """Read what follows ``[DONE]`` so the pool can reuse the connection; the answer is
     complete, so a body that does not end soon, or breaks, only costs the connection."""
