@@ -48,6 +48,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("retry_after_cap", type="float", default=60.0,
            help="longest retry-after wait obeyed, in seconds; a server asking for more fails "
                 "at once", minimum=0),
+    Option("retry_backoff", type="float", default=0.5,
+           help="seconds before the first retry when the server names no delay (retry-after); "
+                "doubled for each further retry, at most 8 s", minimum=0),
     Option("request_timeout", type="float", default=600.0,
            help="seconds the HTTP layer waits to connect or for any bytes (per socket "
                 "operation)", minimum=0.1),

@@ -33,6 +33,8 @@ class ProviderSettings:
     max_retries: int = 3
     timeout: float = 600.0
     retry_after_cap: float = 60.0
+    #: Wait before the first retry when the server names none; doubled per retry, capped.
+    retry_backoff: float = 0.5
     #: Longest wait for content (keep-alives and pings do not count); see agent.loop.streaming.
     stream_idle_timeout: float = 60.0
     #: Longest one model request may take in all, retries included.

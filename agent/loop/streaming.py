@@ -12,7 +12,8 @@ provider plugins hand the SDK ``max_retries=0`` and run every attempt through th
   every wait between attempts included.
 - Retries (``max_retries``): a failure that waiting could cure (``ProviderError.retryable``:
   408/409/429/5xx, a connection failure, a timeout, a stall) is tried again while nothing was
-  shown yet, after the delay the server asked for (``retry-after``) or an exponential backoff.
+  shown yet, after the delay the server asked for (``retry-after``) or an exponential backoff
+  from ``retry_backoff``.
   A server asking for longer than ``retry_after_cap`` fails at once, naming the wait.  A
   failure after output began is never retried: the session keeps what arrived.
 
@@ -45,7 +46,8 @@ T = TypeVar("T")
 #: The stream events :func:`merge_deltas` joins when they follow each other.
 _DELTAS = (TextDelta, ReasoningDelta)
 
-#: Backoff between attempts when the server names no delay (the SDKs' own schedule).
+#: Backoff between attempts when the server names no delay (the SDKs' own schedule): the
+#: first wait (``retry_backoff`` overrides it), doubled per retry up to ``BACKOFF_MAX``.
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
 
@@ -60,6 +62,8 @@ class StreamPolicy:
     deadline: float = 1800.0
     max_retries: int = 3
     retry_after_cap: float = 60.0
+    #: The wait before the first retry when the server names none.
+    backoff_first: float = BACKOFF_FIRST
 
     @classmethod
     def of(cls, settings: Any, host: str) -> StreamPolicy:
@@ -67,7 +71,8 @@ class StreamPolicy:
         return cls(host=host, idle=float(settings.stream_idle_timeout),
                    deadline=float(settings.request_deadline),
                    max_retries=max(0, int(settings.max_retries)),
-                   retry_after_cap=max(0.0, float(settings.retry_after_cap)))
+                   retry_after_cap=max(0.0, float(settings.retry_after_cap)),
+                   backoff_first=max(0.0, float(settings.retry_backoff)))
 
 
 def _seconds(value: float) -> str:
@@ -348,9 +353,11 @@ def merge_deltas(events: list[StreamEvent]) -> list[StreamEvent]:
     return merged
 
 
-def backoff(retry: int) -> float:
-    """The delay before retry number ``retry`` (1-based) when the server names none."""
-    delay = min(BACKOFF_FIRST * 2.0 ** (retry - 1), BACKOFF_MAX)
+def backoff(retry: int, first: float = BACKOFF_FIRST) -> float:
+    """The delay before retry number ``retry`` (1-based) when the server names none: ``first``
+    doubled per retry, at most ``BACKOFF_MAX`` (or ``first``, if that is more), less a random
+    quarter at most so that clients that failed together do not retry together."""
+    delay = min(first * 2.0 ** (retry - 1), max(BACKOFF_MAX, first))
     return delay * (1 - 0.25 * random.random())
 
 
@@ -383,7 +390,8 @@ async def with_retries(policy: StreamPolicy, attempt: Attempt) -> AsyncIterator[
                 raise _noted(exc, retries) from None
             if retries >= policy.max_retries:
                 raise _noted(exc, retries) from None
-            delay = asked if asked is not None and asked >= 0 else backoff(retries + 1)
+            delay = asked if asked is not None and asked >= 0 else backoff(retries + 1,
+                                                                       policy.backoff_first)
             if delay >= clock.remaining():
                 exc.message += (f"; no time left to retry within request_deadline = "
                                 f"{_seconds(policy.deadline)}")

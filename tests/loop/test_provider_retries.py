@@ -5,12 +5,15 @@ formats, through the real SDKs; the prompt after each works."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fakeprovider import Reply
 from faultkit import FORMATS, IDS, error_of, next_prompt_works, open_session
 from wirecheck import assert_human
 
 from agent.contract import events as ev
+from agent.loop.streaming import backoff
 from agent.testing import collect
 
 
@@ -52,12 +55,27 @@ async def test_retry_after_within_the_cap_is_obeyed_and_announced(tmp_path, fake
                          ids=["429-chat", "529-anthropic", "500-responses"])
 async def test_without_retry_after_the_sdk_backs_off_and_succeeds(tmp_path, fake_provider,
                                                                   status, fmt):
+    # No retry-after: the wait is retry_backoff, less up to a random quarter (0.0375-0.05 s).
     fake_provider.script(Reply.error(status), Reply.text("fine"))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1)
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, retry_backoff=0.05)
     events = await collect(session, "hello")
     assert events[-1].reason == "end" and session.messages[-1].text == "fine"
+    [notice] = [e.text for e in events if isinstance(e, ev.NoticeEvent)]
+    assert re.search(r"; retrying in 0\.0[45] s \(retry 1 of 1\)$", notice), notice
     assert len(fake_provider.requests) == 2
     await next_prompt_works(session, fake_provider)
+
+
+def test_the_backoff_doubles_from_retry_backoff_up_to_8_s():
+    # Each wait is the nominal one less at most a quarter (jitter), never more.
+    for first, nominal in [(0.5, [0.5, 1, 2, 4, 8, 8]), (0.05, [0.05, 0.1, 0.2, 0.4]),
+                           (0.0, [0, 0, 0]), (10.0, [10, 10])]:
+        for retry, expected in enumerate(nominal, start=1):
+            waits = [backoff(retry, first) for _ in range(200)]
+            assert all(0.75 * expected <= w <= expected for w in waits), (first, retry)
+            if expected:
+                assert len(set(waits)) > 1  # jittered, not a fixed schedule
+    assert all(0.375 <= backoff(1) <= 0.5 for _ in range(100))  # the default first wait
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
@@ -91,7 +109,8 @@ async def test_401_is_not_retried_and_names_the_status(tmp_path, fake_provider, 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_stall_before_the_answer_is_retried(tmp_path, fake_provider, fmt):
     fake_provider.script(Reply.stall(10), Reply.text("second try"))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=0.4)
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=0.4,
+                           retry_backoff=0)
     events = await collect(session, "hello")
     assert events[-1].reason == "end" and session.messages[-1].text == "second try"
     assert len(fake_provider.requests) == 2

@@ -2,7 +2,12 @@
 progress), the overall request deadline, retries of a stall before any output, and what the
 user is told.  Session level, all three wire formats, through the real SDKs against the fake
 server; small deadline values, and the assertions are on how the turn ended (its error and
-what the next request carried), never on elapsed time."""
+what the next request carried), never on elapsed time.
+
+Where a deadline must fire (every attempt ends on it) it is ``FIRES``, short; where one must
+not fire before something arrives (the first content, the retry's answer) it stays ``IDLE``,
+a generous multiple of what a loaded machine takes.  Retries wait no backoff
+(``retry_backoff = 0``): the backoff's schedule is tested in test_provider_retries.py."""
 
 from __future__ import annotations
 
@@ -18,6 +23,10 @@ from agent.contract import events as ev
 from agent.testing import collect
 
 IDLE = 0.5
+#: An idle deadline the test expects to fire on every attempt: still long enough for the
+#: request to reach the server first (so the server counts each attempt), and five of the
+#: fake provider's keep-alives (every 0.05 s) arrive within it.
+FIRES = 0.25
 
 
 def notices(events) -> list[str]:
@@ -34,10 +43,10 @@ async def test_keepalives_forever_before_any_output_end_the_turn(tmp_path, fake_
                                                                 kind):
     fake_provider.script(Reply.keepalive(kind=kind), Reply.keepalive(kind=kind))
     session = open_session(tmp_path, fake_provider, fmt, retries=1,
-                           stream_idle_timeout=IDLE)
+                           stream_idle_timeout=FIRES, retry_backoff=0)
     events = await collect(session, "hello")
     error = error_of(events)
-    assert error.error == (f"{host(fake_provider)} sent no content for {IDLE:g} s "
+    assert error.error == (f"{host(fake_provider)} sent no content for {FIRES:g} s "
                            "(stream_idle_timeout) (after 1 retry)")
     assert_human(error.error)
     assert len(fake_provider.requests) == 2  # retried once, within max_retries
@@ -51,7 +60,7 @@ async def test_a_stall_after_the_headers_is_retried_and_the_retry_answers(tmp_pa
     # Headers sent, then silence: the SDKs never retry this themselves.
     fake_provider.script(Reply.stall(30, after=0), Reply.text("second try"))
     session = open_session(tmp_path, fake_provider, fmt, retries=2,
-                           stream_idle_timeout=IDLE)
+                           stream_idle_timeout=IDLE, retry_backoff=0)
     events = await collect(session, "hello")
     assert events[-1].reason == "end" and session.messages[-1].text == "second try"
     [notice] = notices(events)
@@ -145,7 +154,7 @@ async def test_esc_in_a_stalled_stream_interrupts_and_no_deadline_error_follows(
 
     fake_provider.script(Reply.stall(30, after=mid_text(fmt), reply=Reply("Half of it",
                                                                           pieces=3)))
-    session = open_session(tmp_path, fake_provider, fmt, stream_idle_timeout=IDLE * 2)
+    session = open_session(tmp_path, fake_provider, fmt, stream_idle_timeout=IDLE)
     seen: list = []
 
     async def turn():
@@ -164,8 +173,10 @@ async def test_esc_in_a_stalled_stream_interrupts_and_no_deadline_error_follows(
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
     assert not [e for e in seen if isinstance(e, ev.ErrorEvent)]
-    # Longer than the idle deadline: a timer left behind would cancel this turn.
-    fake_provider.script(Reply("slow but steady", pieces=8, delay=IDLE / 4))
+    # A pause of a fifth of the idle deadline before each event (this turn's own deadline
+    # does not fire), 4 text pieces and at least 3 more events: longer than the deadline in
+    # all, so a timer left behind by the first turn would cancel this one.
+    fake_provider.script(Reply("slow but steady", pieces=4, delay=IDLE / 5))
     events = await collect(session, "and now?")
     assert events[-1].reason == "end", events
     assert shown_text(events) == "slow but steady"
@@ -188,9 +199,13 @@ def dirs(tmp_path):
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()
-    (home / "config.toml").write_text(
-        f"max_retries = 1\nstream_idle_timeout = {IDLE}\nrequest_deadline = 30\n")
+    configure(home, IDLE)
     return home, ws
+
+
+def configure(home, idle: float) -> None:
+    (home / "config.toml").write_text(f"max_retries = 1\nretry_backoff = 0\n"
+                                      f"stream_idle_timeout = {idle}\nrequest_deadline = 30\n")
 
 
 def patient(home) -> None:
@@ -206,11 +221,12 @@ def error_lines(proc) -> list[str]:
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt):
     home, ws = dirs
+    configure(home, FIRES)
     fake_provider.script(Reply.keepalive(), Reply.keepalive())
     proc = headless(fake_provider, fmt, ["-p", "hello"], home, ws)
     assert proc.returncode == 1, proc.stderr
     [line] = error_lines(proc)
-    assert line == (f"[error] {host(fake_provider)} sent no content for {IDLE:g} s "
+    assert line == (f"[error] {host(fake_provider)} sent no content for {FIRES:g} s "
                     "(stream_idle_timeout) (after 1 retry)")
     assert "Traceback" not in proc.stderr
     fake_provider.script(Reply.text("back again"))
