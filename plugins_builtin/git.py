@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +34,38 @@ LETTERS = {"M": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "
            "U": "conflicted", "T": "type changed", "?": "untracked", "!": "ignored"}
 
 
-async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT) -> str:
+async def prepare(ctx: Any, command: str) -> safegit.Prepared:
+    """The repository checked and its config listed, for a tool that runs several git
+    commands for one answer (see :class:`agent.contain.safegit.Prepared`); ``command``
+    names the git command a timeout message speaks of."""
+    with _tool_errors(ctx, command):
+        return await safegit.prepare(ctx.workspace, ctx.config)
+
+
+async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT,
+              prepared: safegit.Prepared | None = None) -> str:
     """Run ``git argv`` in the workspace through :mod:`agent.contain.safegit` (the repository's
-    config can start no program; see docs/security.md).
+    config can start no program; see docs/security.md), on ``prepared`` when given.
 
     Returns stdout.  Raises :class:`ToolError` for the common failures (not installed, not
     a repository, a repository leading outside the workspace, timeout) and
     :class:`GitFailed` for any other non-zero exit.
     """
+    with _tool_errors(ctx, argv[0], timeout):
+        if prepared is None:
+            out, _ = await safegit.run(ctx.workspace, argv, config=ctx.config,
+                                       timeout=timeout, limit=READ_LIMIT)
+        else:
+            out, _ = await safegit.run_prepared(prepared, argv, config=ctx.config,
+                                                timeout=timeout, limit=READ_LIMIT)
+    return out
+
+
+@contextmanager
+def _tool_errors(ctx: Any, command: str, timeout: float = TIMEOUT) -> Iterator[None]:
+    """safegit's failures as the words a tool answers with (GitFailed passes through)."""
     try:
-        out, _ = await safegit.run(ctx.workspace, argv, config=ctx.config, timeout=timeout,
-                                   limit=READ_LIMIT)
+        yield
     except safegit.GitMissing:
         raise ToolError(NOT_INSTALLED) from None
     except safegit.NotARepository:
@@ -50,19 +73,18 @@ async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT) -> str:
     except safegit.GitRefused as exc:
         raise ToolError(f"Refusing to run git here: {exc}") from None
     except TimeoutError:
-        raise ToolError(f"git {argv[0]} took longer than {int(timeout)}s and was stopped.") \
+        raise ToolError(f"git {command} took longer than {int(timeout)}s and was stopped.") \
             from None
     except safegit.GitFailed as exc:
         if "not a git repository" in exc.stderr.lower():
             raise ToolError(f"{ctx.workspace} is not a git repository.") from None
         raise
-    return out
 
 
-async def run_git(ctx: Any, *argv: str) -> str:
+async def run_git(ctx: Any, *argv: str, prepared: safegit.Prepared | None = None) -> str:
     """:func:`git`, with any other failure passed through as git's own words."""
     try:
-        return await git(ctx, *argv)
+        return await git(ctx, *argv, prepared=prepared)
     except GitFailed as exc:
         raise ToolError(exc.stderr or f"git {argv[0]} failed with exit code {exc.code}.") \
             from None
@@ -239,8 +261,10 @@ async def git_show(args: dict[str, Any], ctx: Any) -> str:
         refuse_secret_path(ctx, path)
     # A blob reached without a path (its id, a tag on it, a reflog entry) carries no name to
     # judge: only rev:path may show a file's content, and its path was judged above.
+    prepared = await prepare(ctx, "show")  # one config listing for both commands
     try:
-        kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}")).strip()
+        kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}",
+                          prepared=prepared)).strip()
     except GitFailed:
         kind = ""
     if kind == "blob" and not _names_a_path(ref):
@@ -248,7 +272,7 @@ async def git_show(args: dict[str, Any], ctx: Any) -> str:
                         "rev:path (for example HEAD:src/app.py) so its path can be "
                         "checked against the secrets policy.")
     out = await run_git(ctx, "show", *CONTENT_FLAGS, "--end-of-options", ref,
-                        *_paths(args.get("path")))
+                        *_paths(args.get("path")), prepared=prepared)
     return without_secrets(ctx, out.rstrip("\n")) or "Nothing to show."
 
 
@@ -337,12 +361,13 @@ async def _ask_model(ctx: Any, prompt: str) -> str:
 
 
 async def git_commit_message(args: dict[str, Any], ctx: Any) -> str:
-    diff = await run_git(ctx, "diff", "--staged", *CONTENT_FLAGS)
+    prepared = await prepare(ctx, "diff")  # one config listing for both commands
+    diff = await run_git(ctx, "diff", "--staged", *CONTENT_FLAGS, prepared=prepared)
     diff = without_secrets(ctx, diff) if diff.strip() else diff
     if not diff.strip():
         return NOTHING_STAGED_FOR_MESSAGE
     try:
-        subjects = (await git(ctx, "log", "-n15", "--format=%s")).strip()
+        subjects = (await git(ctx, "log", "-n15", "--format=%s", prepared=prepared)).strip()
     except GitFailed:
         subjects = ""
     message = unwrap_message(await _ask_model(ctx, message_prompt(diff, subjects

@@ -176,7 +176,12 @@ class Repository:
 
 
 def _inside(root: Path, path: Path) -> bool:
-    return path == root or root in path.parents
+    """Whether ``path`` is ``root`` or below it; both absolute and normalised (real paths).
+
+    Compared as strings: ``root in path.parents`` builds a Path per ancestor, and this runs
+    for every PATH entry and config origin of every git command."""
+    r, p = str(root), str(path)
+    return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)
 
 
 def _trusted(config: Any) -> list[Path]:
@@ -339,13 +344,15 @@ def check_includes(repo: Repository, entries: Iterable[ConfigEntry]) -> None:
     """Refuse a repository whose config reads files from outside it: an ``include.path`` or
     ``includeIf.<condition>.path`` of the repository's own config (or of a file it includes)
     that leads outside the workspace and the repository, matched or not."""
+    checked: dict[str, Path] = {}  # origin -> its real path; most entries share a few
     for entry in entries:
         if entry.scope not in ("local", "worktree"):
             continue
         origin = _origin_path(entry.origin)
-        if origin is not None:
+        where = checked.get(origin) if origin is not None else None
+        if origin is not None and where is None:
             # git prints an origin as it opened it: absolute, or relative to the cwd.
-            where = Path(os.path.realpath(repo.workspace / origin))
+            where = checked[origin] = Path(os.path.realpath(repo.workspace / origin))
             if not repo.allowed(where):
                 raise GitRefused(f"the repository's config reads {where}, outside the "
                                  f"workspace ({repo.workspace}). The git tools refuse to "
@@ -355,8 +362,7 @@ def check_includes(repo: Repository, entries: Iterable[ConfigEntry]) -> None:
         if entry.value is None or not (low == "include.path" or (
                 low.startswith("includeif.") and low.endswith(".path"))):
             continue
-        base = Path(os.path.realpath(repo.workspace / origin)).parent if origin else \
-            repo.git_dir
+        base = where.parent if origin and where is not None else repo.git_dir
         target = Path(os.path.realpath(base / os.path.expanduser(entry.value)))
         if not repo.allowed(target):
             raise GitRefused(f"the repository's config includes {entry.value} (from "
@@ -455,17 +461,33 @@ async def _execute(argv: list[str], cwd: Path, env: dict[str, str], timeout: flo
     return proc.returncode or 0, out, err, cut
 
 
-async def prepare(workspace: Path | str, config: Any = None, *, timeout: float = TIMEOUT
-                  ) -> tuple[Repository, list[str], dict[str, str]]:
+@dataclass(frozen=True)
+class Prepared:
+    """A repository checked and its configuration listed: what every command on it runs
+    with.  From :func:`prepare`; :func:`run_prepared` runs commands on it.
+
+    One tool that runs several git commands for one answer (an object's type, then the
+    object) prepares once: the listing is a git process of its own, as costly as the
+    command.  Prepare again for the next answer: the configuration may have changed."""
+
+    repo: Repository
+    flags: tuple[str, ...]
+    env: dict[str, str]
+    binary: str
+
+
+async def prepare(workspace: Path | str, config: Any = None, *, timeout: float = TIMEOUT,
+                  binary: str | None = None) -> Prepared:
     """Locate and check the repository, list its config safely, and return it with the
-    ``-c`` flags and the environment every command must run with."""
+    ``-c`` flags and the environment every command must run with (``binary``: the git to
+    run, found by :func:`git_binary` when not given)."""
     repo = locate(workspace, config)
+    binary = binary or git_binary(repo.workspace)
     env = environment(repo)
     fixed = config_flags(FIXED_OVERRIDES)
     code, out, err, _ = await _execute(
-        [git_binary(repo.workspace), "--no-pager", *fixed, "config", "--list",
-         "--show-scope", "--show-origin", "--includes", "-z"], repo.workspace, env, timeout,
-        16 * READ_LIMIT, config)
+        [binary, "--no-pager", *fixed, "config", "--list", "--show-scope", "--show-origin",
+         "--includes", "-z"], repo.workspace, env, timeout, 16 * READ_LIMIT, config)
     if code not in (0, 1):  # 1: no config at all
         raise GitFailed(code, err.decode("utf-8", "replace").strip())
     entries = [e for e in parse_config_list(out) if e.scope != "command"]
@@ -480,7 +502,18 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
         if "=" in key or "\n" in key:
             raise GitRefused(f"the repository's config has a key git cannot override "
                              f"safely ({key!r}); the git tools refuse to use it.")
-    return repo, fixed + config_flags(dynamic), env
+    return Prepared(repo, tuple(fixed + config_flags(dynamic)), env, binary)
+
+
+async def run_prepared(prepared: Prepared, argv: Iterable[str], *, config: Any = None,
+                       timeout: float = TIMEOUT, limit: int = READ_LIMIT) -> tuple[str, bool]:
+    """Run ``git argv`` with what :func:`prepare` found; as :func:`run` otherwise."""
+    code, out, err, cut = await _execute([prepared.binary, "--no-pager", *prepared.flags,
+                                          *argv], prepared.repo.workspace, prepared.env,
+                                         timeout, limit, config)
+    if code != 0 and not cut:
+        raise GitFailed(code, err.decode("utf-8", "replace").strip())
+    return out.decode("utf-8", "replace"), cut
 
 
 async def run(workspace: Path | str, argv: Iterable[str], *, config: Any = None,
@@ -495,11 +528,6 @@ async def run(workspace: Path | str, argv: Iterable[str], *, config: Any = None,
     argv = list(argv)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout  # one budget for the config listing and the command
-    repo, flags, env = await prepare(workspace, config, timeout=timeout)
-    code, out, err, cut = await _execute([git_binary(repo.workspace), "--no-pager", *flags,
-                                          *argv], repo.workspace,
-                                         env, max(0.01, deadline - loop.time()), limit,
-                                         config)
-    if code != 0 and not cut:
-        raise GitFailed(code, err.decode("utf-8", "replace").strip())
-    return out.decode("utf-8", "replace"), cut
+    prepared = await prepare(workspace, config, timeout=timeout)
+    return await run_prepared(prepared, argv, config=config,
+                              timeout=max(0.01, deadline - loop.time()), limit=limit)

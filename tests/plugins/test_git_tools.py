@@ -39,9 +39,9 @@ def isolated_git(tmp_path, monkeypatch):
 
 
 class Repo:
-    def __init__(self, root: Path, home: Path) -> None:
+    def __init__(self, root: Path, home: Path, **flags: str) -> None:
         self.root = root
-        self.config, self.hooks = make_boot(root, home, builtins=["git"])
+        self.config, self.hooks = make_boot(root, home, builtins=["git"], flags=flags)
         self.tools = self.hooks.tools(self.config)
         self.clock = 1_700_000_000
 
@@ -241,6 +241,52 @@ async def test_show_nothing(repo):
     repo.commit("empty file", **{"empty.txt": ""})
     result = await repo.run("git_show", {"ref": "HEAD:empty.txt"})
     assert result.output == "Nothing to show."
+
+def _logging_git(tmp_path: Path, monkeypatch) -> Path:
+    """A ``git`` first on PATH (outside the workspace) that logs its arguments, one line
+    per process, then runs the real one."""
+    import shutil
+
+    real = shutil.which("git")
+    folder = tmp_path / "logbin"
+    folder.mkdir()
+    log = tmp_path / "git.log"
+    (folder / "git").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\n"
+                                f"exec '{real}' \"$@\"\n")
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    return log
+
+
+async def test_show_and_commit_message_list_the_config_once_for_their_two_commands(
+        tmp_path, monkeypatch):
+    """git_show asks for the object's type, then shows it; git_commit_message reads the
+    staged diff, then the recent subjects.  Each lists the config once for its two commands
+    (three git processes, not four), and both commands carry the overrides."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    repo = Repo(root, tmp_path / "agenthome", sandbox="off")  # the log is outside
+    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
+    repo.write("hello.txt", "hello\nworld\n")
+    repo.git("add", "hello.txt")
+    log = _logging_git(tmp_path, monkeypatch)
+
+    def commands() -> list[str]:
+        lines = log.read_text().splitlines()
+        log.write_text("")
+        assert all("-c core.fsmonitor=false" in line for line in lines), lines
+        return [re.sub(r"^--no-pager( -c \S+)*\s*", "", line).split()[0] for line in lines]
+
+    shown = await repo.run("git_show", {"ref": "HEAD:hello.txt"})
+    assert shown.output == "hello"
+    assert commands() == ["config", "cat-file", "show"]
+
+    session = Session(Runtime(repo.config, repo.hooks, repo.tools,
+                              ReplyingProvider("Add a world line")), origin="model")
+    message = await repo.run("git_commit_message", session=session)
+    assert message.output == "Add a world line"
+    assert commands() == ["config", "diff", "log"]
 
 
 async def test_blame_ranges(repo):
