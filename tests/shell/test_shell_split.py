@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import tokentext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -187,13 +188,13 @@ def test_pathological_input_never_crashes_and_is_never_complete_when_unreadable(
     assert parse("x" * 2_000_000).complete is False  # longer than anyone reviews
 
 
-SHELLISH = st.sampled_from(list("ab rm-f $()`'\"\\;&|<>{}#\n\t=*!09") + [
+SHELLISH = (list("ab rm-f $()`'\"\\;&|<>{}#\n\t=*!09") + [
     "$(", "${", "<<", "<<EOF\n", "\nEOF\n", "bash -c ", "sudo ", "env ", "xargs ", "$'\\x",
     "<(", "))", "`", "timeout 5 ", "find -exec ", "eval "])
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(SHELLISH, max_size=80).map("".join))
+@given(tokentext.joined(SHELLISH, max_size=80))
 def test_never_raises_on_shell_like_text(text):
     script = parse(text)
     for cmd in script.commands:
