@@ -28,11 +28,8 @@ def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = N
               ) -> tuple[Config, Hooks]:
     """A configured plugin host.  ``builtins`` narrows the installed plugins to those names
     (None keeps all); ``extra`` adds plugin objects; ``home`` plays ``AGENT_HOME``."""
-    disabled: set[str] = set()
-    if builtins is not None:
-        keep = set(builtins) | plugin_loading.ESSENTIAL
-        disabled = {ep.name for ep in plugin_loading.entry_points()} - keep
-    host = plugin_loading.load(disabled=disabled, enabled=set(builtins or ()), extra=extra)
+    host = plugin_loading.load(enabled=set(builtins or ()), extra=extra,
+                               only=None if builtins is None else set(builtins))
     hooks = Hooks(host.pm)
     options = OptionRegistry()
     for option in CORE_OPTIONS:

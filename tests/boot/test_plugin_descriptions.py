@@ -1,0 +1,106 @@
+"""The plugin descriptions one process remembers between loads (agent.boot.plugins): a load
+whose state dir has no description of a plugin may take this process's earlier one, but only
+while the plugin's files are unchanged and only for the same copy of the plugin.
+
+What is checked is what the next run in the same state dir does with the description that
+was written: the tools it offers the model (the request bytes the fake provider received).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from clirun import run_agent_here
+from fakeprovider import Reply
+
+PLUGIN = '''"""Offers one tool."""
+from agent import Tool, hookimpl
+
+with open({imports!r}, "a") as log:  # one line each time the module is imported
+    log.write("imported\\n")
+
+async def _run(args, ctx):
+    return "ok"
+
+@hookimpl
+def agent_register_tools(register):
+    register(Tool(name={tool!r}, description="a tool", parameters={{"type": "object"}},
+                  run=_run))
+'''
+
+#: An install's files are older than the run (pip keeps the wheel's times): old enough to
+#: be remembered.
+LONG_AGO = 1_600_000_000
+
+
+def install(site: Path, name: str, tool: str) -> None:
+    """The distribution ``name`` in ``site``: a plugin offering the tool ``tool``.  (Each
+    test has a name of its own: what one test's loads remember is no other test's concern.)"""
+    site.mkdir(exist_ok=True)
+    module = site / f"{name}.py"
+    module.write_text(PLUGIN.format(tool=tool, imports=str(site / "imports.log")))
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[agent.plugins]\n{name} = {name}\n")
+    stamp = LONG_AGO + len(tool)  # a rewrite gets another old time, as a reinstall would
+    for path in (module, info / "METADATA", info / "entry_points.txt", info, site):
+        os.utime(path, (stamp, stamp))
+
+
+def offered_tools(srv, tmp_path: Path, home: Path, site: Path) -> list[str]:
+    """The tool names the model is offered by a run in ``home`` with ``site`` on the path."""
+    srv.script(Reply.text("fine"))
+    before = len(srv.requests)
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url", srv.openai_url,
+                           "--model", "m"], home=home, cwd=tmp_path, PYTHONPATH=str(site),
+                          OPENAI_API_KEY="x")
+    assert proc.returncode == 0, proc.stderr
+    body = srv.requests[before].body
+    return [tool["function"]["name"] for tool in body.get("tools", [])]
+
+
+def twice(srv, tmp_path: Path, home: Path, site: Path) -> tuple[list[str], list[str]]:
+    """The tools offered by a first run in a new ``home`` (which imports and describes the
+    plugins) and by a second one there, which takes the description the first wrote as
+    current: it offers the tools without importing the plugin."""
+    log = site / "imports.log"
+    log.unlink(missing_ok=True)
+    first = offered_tools(srv, tmp_path, home, site)
+    assert log.read_text() == "imported\n"
+    again = offered_tools(srv, tmp_path, home, site)
+    assert log.read_text() == "imported\n", "the description written was not current"
+    return first, again
+
+
+def test_a_rewritten_plugin_is_described_anew(tmp_path, fake_provider):
+    site = tmp_path / "site"
+    install(site, "teller_a", "tell_one")
+    first, again = twice(fake_provider, tmp_path, tmp_path / "h1", site)
+    assert "tell_one" in first and "tell_one" in again
+    install(site, "teller_a", "tell_other")  # same path, same distribution: new contents
+    first, again = twice(fake_provider, tmp_path, tmp_path / "h2", site)
+    assert "tell_other" in first and "tell_one" not in first
+    assert "tell_other" in again and "tell_one" not in again
+
+
+def test_another_copy_of_the_same_plugin_is_described_from_its_own_files(
+        tmp_path, fake_provider):
+    one, other = tmp_path / "site-one", tmp_path / "site-other"
+    install(one, "teller_b", "tell_one")
+    install(other, "teller_b", "tell_it_otherwise")  # same name and version, another folder
+    first, again = twice(fake_provider, tmp_path, tmp_path / "h1", one)
+    assert "tell_one" in first and "tell_one" in again
+    first, again = twice(fake_provider, tmp_path, tmp_path / "h2", other)
+    assert "tell_it_otherwise" in first and "tell_one" not in first
+    assert "tell_it_otherwise" in again and "tell_one" not in again
+
+
+def test_an_unchanged_plugin_is_described_alike_in_every_state_dir(tmp_path, fake_provider):
+    site = tmp_path / "site"
+    install(site, "teller_c", "tell_one")
+    for home in ("h1", "h2", "h3"):
+        first, again = twice(fake_provider, tmp_path, tmp_path / home, site)
+        assert "tell_one" in first and first == again
+
