@@ -33,6 +33,13 @@ class Term:
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
         self._lock = threading.Lock()
+        # The reader only stores bytes; pyte parses them when the screen is looked at, and
+        # the screen's text is rendered again only when output arrived since.  Parsing in
+        # the reader kept this process's interpreter busy while the agent streamed, and the
+        # fake provider, a thread of this process, then waited for it before each event: a
+        # streamed answer took twice as long, and drew (and sent) twice as many frames.
+        self._fed = 0  # bytes of ``raw`` pyte has parsed
+        self._text: tuple[int, str] = (-1, "")  # (bytes parsed, the screen's text)
         self.started = time.monotonic()
         # ``program`` runs instead of ``agent`` (a bench's baseline in the same terminal)
         self.proc = ptyprocess.PtyProcess.spawn((program or agent_command()) + args, cwd=str(cwd),
@@ -50,11 +57,16 @@ class Term:
                 return
             with self._lock:
                 self.raw.extend(data)
-                self.stream.feed(data)
 
     def text(self) -> str:
         with self._lock:
-            return "\n".join(line.rstrip() for line in self.screen.display)
+            if self._fed < len(self.raw):
+                self.stream.feed(bytes(self.raw[self._fed:]))
+                self._fed = len(self.raw)
+            if self._text[0] != len(self.raw):
+                self._text = (len(self.raw),
+                              "\n".join(line.rstrip() for line in self.screen.display))
+            return self._text[1]
 
     def output(self) -> str:
         with self._lock:

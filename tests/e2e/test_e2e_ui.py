@@ -191,35 +191,47 @@ def test_sigterm_leaves_cleanly_with_the_farewell(term_factory, fake_provider):
     assert out.rstrip().endswith("this session by id")
 
 
+#: Answers of every shape, each over 9,000 characters, and the line that ends it on screen.
+SHAPES = {
+    "list": ("".join(f"- item {i}: check `mod_{i}.py`\n" for i in range(2000)),
+             "- item 1999: check"),
+    "code": ("```python\n" + "".join(f"x_{i} = {i}  # line {i}\n" for i in range(3000))
+             + "```\n", "x_2999 = 2999  # line 2999"),
+    "table": ("| row | value |\n|---|---|\n"
+              + "".join(f"| row {i} | {i * 7} |\n" for i in range(500)), "row 499 | 3493"),
+    "paragraph": (" ".join(f"Sentence {i} has **bold** and `code`." for i in range(3300)),
+                  "Sentence 3299 has"),
+}
+
+#: How long the fake provider takes to send each answer (in 60-character pieces, evenly
+#: spaced): far longer than a typed key takes to show, so the key shows mid-stream.  A
+#: longer trickle only makes the agent draw more frames of the same answer (a 100 KB
+#: paragraph at 2 ms a piece took 9-18 s and 1.3-2.7 MB of terminal output).
+STREAM_SECONDS = 1.0
+
+
 def test_answers_of_every_shape_stream_while_typed_keys_show(term_factory, fake_provider):
     """A 2,000-item list, a 3,000-line code block, a 500-row table and a 100 KB paragraph
     stream while the user types: each typed key shows while the answer is still streaming
-    (how fast is measured by bench/ui_bench.py), and the answer's end is drawn."""
-    shapes = [
-        ("".join(f"- item {i}: check `mod_{i}.py`\n" for i in range(2000)), "- item 1999: check"),
-        ("```python\n" + "".join(f"x_{i} = {i}  # line {i}\n" for i in range(3000)) + "```\n",
-         "x_2999 = 2999  # line 2999"),
-        ("| row | value |\n|---|---|\n" + "".join(f"| row {i} | {i * 7} |\n" for i in range(500)),
-         "row 499 | 3493"),
-        (" ".join(f"Sentence {i} has **bold** and `code`." for i in range(3300)),
-         "Sentence 3299 has"),
-    ]
-    fake_provider.script(*[Reply.text(text, pieces=len(text) // 60, delay=0.002)
-                           for text, _ in shapes])
+    (how fast is measured by bench/ui_bench.py), and the answer's end is drawn.  One
+    terminal for all: a terminal per shape would import the SDK in each (2-3 s)."""
+    fake_provider.script(*[Reply.text(text, pieces=len(text) // 60,
+                                      delay=STREAM_SECONDS / (len(text) // 60))
+                           for text, _ in SHAPES.values()])
     start, _ = term_factory
     term = start()
     term.wait_for(IDLE)
-    for n, (text, end) in enumerate(shapes):
+    for name, (text, end) in SHAPES.items():
         assert len(text) > 9_000
-        term.type(f"shape {n}")
+        term.type(f"shape {name}")
         term.wait_for("working...")
         term.send("zq")
         screen = term.wait_for("> zq")
-        assert "working..." in screen, "the key showed only after the answer ended"
+        assert "working..." in screen, f"{name}: the key showed only after the answer ended"
         term.send("\x15")  # ctrl-u
         screen = term.wait_for(IDLE, timeout=120)
         screen = term.wait_for(end, timeout=10)
-        assert "error" not in screen
+        assert "error" not in screen, name
     term.type("/exit")
     assert term.wait_exit(timeout=30) == 0
 
