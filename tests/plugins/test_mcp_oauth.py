@@ -1,6 +1,7 @@
 """OAuth for a Streamable HTTP server: `agent mcp login` signs in through the server's own
 authorisation server (on 127.0.0.1), the token is stored 0600, later runs use it with no
-browser, and a headless run without a token says how to sign in."""
+browser, and a headless run without a token says how to sign in.  In process
+(``run_agent_here``): the browser the login opens is a real process all the same."""
 
 from __future__ import annotations
 
@@ -12,11 +13,9 @@ import threading
 import time
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent_here
 from fakeprovider import Reply
 from mcp_oauth_server import ApprovingProvider, make_app
-
-pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 
 @pytest.fixture
@@ -51,12 +50,18 @@ def browser(tmp_path, *, marker=None):
 def headless_whoami(fake_provider, home, ws, **env):
     fake_provider.requests.clear()
     fake_provider.script(Reply.tool_call("mcp__secure__whoami", {}, id="w1"), Reply.text("ok"))
-    return run_agent(["-p", "who am i", "--yolo", "--json", "--provider", "openai",
-                      "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                     cwd=ws, OPENAI_API_KEY="x", **env)
+    return run_agent_here(["-p", "who am i", "--yolo", "--json", "--provider", "openai",
+                           "--base-url", fake_provider.openai_url, "--model", "m"],
+                          home=home, cwd=ws, OPENAI_API_KEY="x", **env)
 
 
-def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, fake_provider):
+def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, fake_provider,
+                                                            monkeypatch):
+    import webbrowser
+
+    # webbrowser reads $BROWSER once per process, at its first use: start from that state,
+    # as a new agent process would, whatever ran in this one before.
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
     url, provider = secure
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
@@ -72,7 +77,8 @@ def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, f
 
     user = tmp_path / "user"
     user.mkdir()
-    login = run_agent(["mcp", "login", "secure"], home=home, cwd=ws, BROWSER=browser(user))
+    login = run_agent_here(["mcp", "login", "secure"], home=home, cwd=ws,
+                           BROWSER=browser(user))
     assert login.returncode == 0, login.stderr
     assert "Sign in to the MCP server secure: " in login.stderr
     assert provider.authorized == 1
