@@ -57,6 +57,9 @@ class Tmux:
 
 
 def test_acceptance_in_tmux(tmp_path, fake_provider):
+    import threading
+
+    queued = threading.Event()  # the third answer goes on once the next prompt is queued
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "app.py").write_text("def greet():\n    return 'hi'\n")
@@ -66,7 +69,8 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         Reply.text("# Plan\n\nI will change **greet**:\n\n```python\ndef greet():\n"
                    "    return 'hello'\n```\n", pieces=12, delay=0.05),
         Reply.tool_call("edit_file", edit, id="e1"),
-        Reply.text("Done: greet now says hello.", pieces=4, delay=0.3),
+        # the role chunk and two pieces ("Done: greet now"), then nothing until ``queued``
+        Reply.held(queued, after=3, reply=Reply.text("Done: greet now says hello.", pieces=4)),
         Reply.text("Second prompt answered."))
     env = " ".join(f"-u {name}" for name in SCRUBBED)
     agent = " ".join(shlex.quote(part) for part in agent_command())
@@ -90,6 +94,7 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         term.wait_for("Done:")
         term.type("and a second prompt")  # typed while that turn still streams
         term.wait_for("queued: 1")
+        queued.set()
         term.wait_for("Second prompt answered.")
         assert (ws / "app.py").read_text() == "def greet():\n    return 'hello'\n"
         bodies = [r.body["messages"][-1] for r in fake_provider.requests]

@@ -81,8 +81,11 @@ def test_streamed_answer_tool_call_approval_and_resume_hint(term_factory, fake_p
 
 
 def test_prompt_typed_mid_turn_is_queued_then_esc_clears(term_factory, fake_provider):
+    import threading
+
     start, _ = term_factory
-    fake_provider.script(Reply.text("first answer", pieces=4, delay=0.3),
+    queued = threading.Event()  # the first answer goes on once the second prompt is queued
+    fake_provider.script(Reply.held(queued, reply=Reply.text("first answer", pieces=4)),
                          Reply.text("second answer"),
                          Reply.stall(10.0, after=3, reply=Reply.text("stalling now ok", pieces=4)))
     term = start()
@@ -91,6 +94,7 @@ def test_prompt_typed_mid_turn_is_queued_then_esc_clears(term_factory, fake_prov
     term.wait_for("working")
     term.type("two")
     term.wait_for("queued: 1")
+    queued.set()
     term.wait_for("second answer")
     term.wait_for(IDLE)
     term.type("three")

@@ -1,17 +1,19 @@
 """Large results are kept, not cut: a 20 MB answer from an SDK-built stdio MCP server
 arrives (it used to be reported as "did not answer within 60 s"), is saved whole under the
 state dir, the model sees its head and tail and the path, and read_file can page through
-that path (and no other file under the state dir)."""
+that path (and no other file under the state dir).  The server is started through the test
+servers' fork server (tests/mcp_forkserver.py): a process of its own on the agent's pipes,
+without a new interpreter importing the MCP SDK."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from fakeprovider import Reply
+from mcp_forkserver import server_command
 
 from agent.contract.tools import RESULT_CAP
 from agent.testing import collect, make_boot, make_session
@@ -36,7 +38,8 @@ async def test_a_20_mb_mcp_result_arrives_and_is_kept_whole(tmp_path, fake_provi
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    servers = {"big": {"command": sys.executable, "args": [SERVER], "timeout": 60}}
+    command, args = server_command(SERVER)
+    servers = {"big": {"command": command, "args": args, "timeout": 60}}
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["mcp", "openai", "files"],
                               file_data={"mcp_servers": servers}, flags={"yolo": True})
     try:
