@@ -55,7 +55,10 @@ class Hostile:
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
-               GIT_COMMITTER_EMAIL="a@example.com", GIT_CONFIG_NOSYSTEM="1")
+               GIT_COMMITTER_EMAIL="a@example.com", GIT_CONFIG_NOSYSTEM="1",
+               # no template: the 14 sample hooks would be copied for every test, and a
+               # *.sample never runs anyway (default_hooks writes the hooks it arms)
+               GIT_TEMPLATE_DIR="")
     return env
 
 
@@ -133,6 +136,7 @@ def hooks_path(root: Path) -> Hostile:
 
 def default_hooks(root: Path) -> Hostile:
     ws = base(root)
+    (ws / ".git" / "hooks").mkdir(exist_ok=True)
     for hook in ("post-index-change", "reference-transaction", "post-checkout"):
         target = ws / ".git" / "hooks" / hook
         target.write_text(f"#!/bin/sh\ntouch '{root / 'markers' / 'githooks'}'\n")

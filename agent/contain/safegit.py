@@ -476,11 +476,45 @@ class Prepared:
     binary: str
 
 
+#: Listings running now, by everything their result depends on: the event loop, the
+#: workspace, the run's config, the git binary, the timeout and our environment.
+_IN_FLIGHT: dict[tuple[Any, ...], tuple[Any, asyncio.Task[Prepared]]] = {}
+
+
 async def prepare(workspace: Path | str, config: Any = None, *, timeout: float = TIMEOUT,
                   binary: str | None = None) -> Prepared:
     """Locate and check the repository, list its config safely, and return it with the
     ``-c`` flags and the environment every command must run with (``binary``: the git to
-    run, found by :func:`git_binary` when not given)."""
+    run, found by :func:`git_binary` when not given).
+
+    A call made while a listing for the same workspace, config and environment is still
+    running waits for that listing instead of starting its own: the read-only tool calls
+    of one model step start together (the session runs them concurrently, and runs
+    anything that may write on its own), so one listing serves them all.  Only a listing
+    in flight is shared, never one that has finished: the next call lists again, and sees
+    any change made since.  A caller's ``timeout`` bounds its own wait; a cancelled caller
+    leaves the listing running for the others.
+    """
+    loop = asyncio.get_running_loop()
+    key = (loop, os.path.realpath(workspace), id(config), binary, timeout,
+           tuple(sorted(os.environ.items())))
+    entry = _IN_FLIGHT.get(key)
+    if entry is None:
+        task = loop.create_task(_prepare(workspace, config, timeout=timeout, binary=binary))
+        entry = _IN_FLIGHT[key] = (config, task)  # config kept: its id() is in the key
+
+        def finished(done: asyncio.Task[Prepared], key: tuple[Any, ...] = key) -> None:
+            if _IN_FLIGHT.get(key, (None, None))[1] is done:
+                del _IN_FLIGHT[key]
+            if not done.cancelled():
+                done.exception()  # retrieved here too, in case every caller left
+
+        task.add_done_callback(finished)
+    return await asyncio.wait_for(asyncio.shield(entry[1]), timeout)
+
+
+async def _prepare(workspace: Path | str, config: Any, *, timeout: float,
+                   binary: str | None) -> Prepared:
     repo = locate(workspace, config)
     binary = binary or git_binary(repo.workspace)
     env = environment(repo)

@@ -242,16 +242,19 @@ async def test_show_nothing(repo):
     result = await repo.run("git_show", {"ref": "HEAD:empty.txt"})
     assert result.output == "Nothing to show."
 
-def _logging_git(tmp_path: Path, monkeypatch) -> Path:
+def _logging_git(tmp_path: Path, monkeypatch, hold: Path | None = None) -> Path:
     """A ``git`` first on PATH (outside the workspace) that logs its arguments, one line
-    per process, then runs the real one."""
+    per process, then runs the real one.  With ``hold``, a config listing waits (at most
+    20 s) for that file to exist before it runs."""
     import shutil
 
     real = shutil.which("git")
     folder = tmp_path / "logbin"
     folder.mkdir()
     log = tmp_path / "git.log"
-    (folder / "git").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\n"
+    wait = (f'case "$*" in *" config --list "*) i=0; while [ ! -e \'{hold}\' ] && '
+            f'[ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done;; esac\n') if hold else ""
+    (folder / "git").write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\n{wait}"
                                 f"exec '{real}' \"$@\"\n")
     (folder / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
@@ -287,6 +290,65 @@ async def test_show_and_commit_message_list_the_config_once_for_their_two_comman
     message = await repo.run("git_commit_message", session=session)
     assert message.output == "Add a world line"
     assert commands() == ["config", "diff", "log"]
+
+
+async def test_concurrent_calls_share_the_listing_in_flight_and_a_later_call_lists_again(
+        tmp_path, monkeypatch):
+    """The read-only calls of one model step run together: one config listing serves all
+    of them.  A call after they finished lists again, and so sees a filter added since:
+    its command carries that filter's override."""
+    import asyncio
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    repo = Repo(root, tmp_path / "agenthome", sandbox="off")  # the log is outside
+    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
+    repo.write("hello.txt", "hello\nworld\n")
+    log = _logging_git(tmp_path, monkeypatch)
+
+    status, diff, history = await asyncio.gather(
+        repo.run("git_status"), repo.run("git_diff"), repo.run("git_log"))
+    assert status.output == "On main, 1 changed:\nhello.txt  (modified)"
+    assert "+world" in diff.output and "Add greeting" in history.output
+    lines = log.read_text().splitlines()
+    listings = [line for line in lines if " config --list " in line]
+    assert len(listings) == 1 and len(lines) == 4, lines
+    assert all("-c core.fsmonitor=false" in line for line in lines), lines
+
+    repo.git("config", "filter.late.clean", "touch /nonexistent/late")
+    log.write_text("")
+    assert "+world" in (await repo.run("git_diff")).output
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and " config --list " in lines[0], lines
+    assert "-c filter.late.clean= " in lines[1], lines
+
+
+async def test_a_cancelled_call_leaves_the_shared_listing_to_the_others(tmp_path, monkeypatch):
+    """Two calls wait on one listing (held until the test lets it go); the one that
+    started it is cancelled; the other still gets its answer, from that same listing."""
+    import asyncio
+
+    from waiting import until
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    repo = Repo(root, tmp_path / "agenthome", sandbox="off")
+    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
+    go = tmp_path / "go"
+    log = _logging_git(tmp_path, monkeypatch, hold=go)
+    first = asyncio.create_task(repo.run("git_log"))
+    await until(lambda: log.exists() and log.read_text(), "the first listing to start")
+    second = asyncio.create_task(repo.run("git_log"))
+    await asyncio.sleep(0)  # the second call runs up to its wait on the listing
+    first.cancel()
+    go.touch()
+    assert "Add greeting" in (await second).output
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    lines = log.read_text().splitlines()
+    assert [" config --list " in line for line in lines] == [True, False], lines
 
 
 async def test_blame_ranges(repo):
