@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from fakeprovider import FakeProvider, Reply  # noqa: E402
+
 import plugins_builtin.openai as provider_openai  # noqa: E402
 from agent.contract.messages import (  # noqa: E402
     ImagePart,
@@ -35,7 +37,6 @@ from agent.contract.messages import (  # noqa: E402
     ToolResultPart,
 )
 from agent.contract.providers import ProviderRequest, ProviderSettings  # noqa: E402
-from fakeprovider import FakeProvider, Reply  # noqa: E402
 
 PNG = ImagePart(media_type="image/png", data="iVBORw0KGgo=" * 20)
 TOOLS = [{"name": f"tool_{i}", "description": "does a thing " * 5,

@@ -91,6 +91,12 @@ def key_of(value: str, dist: str, files: dict[str, list[int]]) -> dict[str, Any]
     return {"value": value, "dist": dist, "files": files}
 
 
+def key_files(entry: dict[str, Any]) -> dict[str, list[int]]:
+    """``path -> [mtime_ns, size]`` of the files ``entry`` was described from."""
+    files: dict[str, list[int]] = entry["key"]["files"]
+    return files
+
+
 def module_files(module_name: str) -> dict[str, list[int]]:
     """``path -> [mtime_ns, size]`` for the files (and directories) of an imported module:
     a package's whole tree, or the one file."""

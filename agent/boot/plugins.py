@@ -282,7 +282,7 @@ def _described_before(ep: EntryPoint, dist: str) -> dict[str, Any] | None:
     if entry is None:
         return None
     origin = getattr(sys.modules.get(ep.module), "__file__", None)
-    if origin not in entry["key"]["files"] or not plugin_cache.still_current(
+    if origin not in plugin_cache.key_files(entry) or not plugin_cache.still_current(
             entry, ep.value, dist):
         # another copy of the module (another site on the path), or its files changed
         _DESCRIBED.pop((ep.name, ep.value, dist), None)
@@ -291,7 +291,9 @@ def _described_before(ep: EntryPoint, dist: str) -> dict[str, Any] | None:
 
 
 def _remember_description(ep: EntryPoint, dist: str, entry: dict[str, Any]) -> None:
-    files = entry["key"]["files"]
+    from agent.boot import plugin_cache
+
+    files = plugin_cache.key_files(entry)
     settled = time.time_ns() - _SETTLED_NS
     if files and all(mtime < settled for mtime, _size in files.values()):
         _DESCRIBED[(ep.name, ep.value, dist)] = entry
