@@ -174,17 +174,24 @@ MODEL_TEXT = st.lists(st.tuples(WORDS, st.sampled_from(["\n", "\r\n"])), min_siz
                       max_size=4).map(lambda parts: "".join(w + e for w, e in parts))
 
 
+@pytest.fixture(scope="module")
+def shared_env(tmp_path_factory):
+    """One booted files plugin for every example: its tools keep nothing between calls, and
+    each example writes p.txt afresh. Booting per example was a third of the test's CPU."""
+    return boot_files(tmp_path_factory.mktemp("layout"))
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(WORDS, min_size=2, max_size=6, unique=True),
        eol=st.sampled_from(["\n", "\r\n"]), bom=st.booleans(), final=st.booleans(),
        pick=st.integers(min_value=0), new=MODEL_TEXT,
        tool=st.sampled_from(["edit_file", "multi_edit", "apply_patch", "write_file"]))
-def test_no_tool_mixes_line_ends_into_a_uniform_file(tmp_path_factory, lines, eol, bom, final,
+def test_no_tool_mixes_line_ends_into_a_uniform_file(shared_env, lines, eol, bom, final,
                                                     pick, new, tool):
     import asyncio
 
-    env = boot_files(tmp_path_factory.mktemp("p"))
+    env = shared_env
     lines = [f"{i}{line}" for i, line in enumerate(lines)]  # every line unique
     raw = eol.join(lines) + (eol if final else "")
     env.write("p.txt", (BOM8 if bom else b"") + raw.encode())
