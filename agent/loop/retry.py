@@ -110,8 +110,13 @@ def _import_async_backend() -> None:
         pass
 
 
-#: The verification context :func:`verify_context` hands out, with what it was built from.
-_VERIFY: dict[str, tuple[tuple[Any, ...], ssl.SSLContext]] = {}
+#: The verification contexts :func:`verify_context` built, by what they were built from (the
+#: variables and the files' stats), the most recently used last: a process whose
+#: ``SSL_CERT_FILE`` changes and changes back (an embedder's clients for two servers; the
+#: test suite, where a few tests name their own CA) builds each context once.
+_VERIFY: dict[tuple[Any, ...], ssl.SSLContext] = {}
+#: How many contexts are kept (each holds its CA bundle: about 1 MB for the system's).
+_VERIFY_KEPT = 4
 _VERIFY_LOCK = threading.Lock()
 
 
@@ -141,11 +146,13 @@ def verify_context() -> ssl.SSLContext:
     key = (cafile, capath, _stamp(cafile), _stamp(capath), _stamp(defaults.openssl_cafile),
            _stamp(defaults.openssl_capath))
     with _VERIFY_LOCK:
-        known = _VERIFY.get("default")
-        if known is None or known[0] != key:
-            known = key, httpcore2.default_ssl_context()
-            _VERIFY["default"] = known
-        return known[1]
+        context = _VERIFY.pop(key, None)
+        if context is None:
+            context = httpcore2.default_ssl_context()
+            while len(_VERIFY) >= _VERIFY_KEPT:
+                del _VERIFY[next(iter(_VERIFY))]  # the least recently used
+        _VERIFY[key] = context
+        return context
 
 
 def async_http_client(*, timeout: float | None = None, **kwargs: Any) -> httpx2.AsyncClient:

@@ -71,3 +71,12 @@ async def test_each_client_trusts_what_ssl_cert_file_names_when_it_is_built(
     assert await trusted(url)
     monkeypatch.delenv("SSL_CERT_FILE")
     assert not await trusted(url)
+    # back to settings seen before (their contexts are kept): each still means what it says
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+    assert await trusted(url)
+    monkeypatch.setenv("SSL_CERT_FILE", str(other))
+    assert not await trusted(url)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    assert await trusted(url)
+    bundle.write_bytes(other.read_bytes())  # rewritten once more
+    assert not await trusted(url)
