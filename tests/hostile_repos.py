@@ -387,6 +387,34 @@ FACTORIES: dict[str, Callable[[Path], Hostile]] = {
 }
 
 
+#: One entry of a tree's picture: kind, mode, mtime and what it holds (bytes, link target).
+Entry = tuple[str, int, int, bytes]
+
+
+def picture(root: Path) -> dict[str, Entry]:
+    """Everything under ``root`` that git or a test could see change: every path (relative),
+    its kind, permission bits, modification time and content (a symlink's target; a
+    directory holds nothing)."""
+    out: dict[str, Entry] = {}
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                rel = os.path.relpath(entry.path, root)
+                if entry.is_symlink():
+                    out[rel] = ("link", 0, 0, os.readlink(entry.path).encode())
+                elif entry.is_dir(follow_symlinks=False):
+                    out[rel] = ("dir", info.st_mode & 0o7777, 0, b"")
+                    stack.append(Path(entry.path))
+                else:
+                    with open(entry.path, "rb") as handle:
+                        data = handle.read()
+                    out[rel] = ("file", info.st_mode & 0o7777, info.st_mtime_ns, data)
+    return out
+
+
 class Built:
     """Each hostile repository built once under ``base`` and handed out as a fresh copy of
     that build.
@@ -397,11 +425,19 @@ class Built:
     hold; what a previous test did there (markers, a refreshed index, canary requests) is
     gone: the markers folder comes back empty and :meth:`Hostile.fired` counts only the
     canary requests made after the copy.
+
+    Most tests change nothing there (the agent's git is read-only), so the tree is first
+    compared with the build, path by path, byte by byte (kind, mode, mtime, content): an
+    identical tree is handed out as it is, and anything else (a marker, a refreshed index,
+    a file more or less, a touched mtime) is removed and copied back from the build.
     """
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self._made: dict[str, Hostile] = {}
+        self._pictures: dict[str, dict[str, Entry]] = {}
+        #: how many hand-outs had to copy the build back (for the tests of this class)
+        self.restored = 0
 
     def get(self, name: str) -> Hostile:
         root, pristine = self.base / name, self.base / f"{name}.pristine"
@@ -409,8 +445,10 @@ class Built:
         if hostile is None:
             hostile = self._made[name] = FACTORIES[name](root)
             shutil.copytree(root, pristine, symlinks=True)
-        else:
-            shutil.rmtree(root)
+            self._pictures[name] = picture(pristine)
+        elif not root.is_dir() or picture(root) != self._pictures[name]:
+            shutil.rmtree(root, ignore_errors=True)
             shutil.copytree(pristine, root, symlinks=True)
+            self.restored += 1
         hostile.canary_from = len(_Canary.hits)
         return hostile

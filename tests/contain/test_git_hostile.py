@@ -216,3 +216,27 @@ def test_a_git_inside_the_workspace_is_never_the_one_that_runs(tmp_path):
     assert not found.startswith(str(ws)) and os.path.isabs(found)
     with pytest.raises(safegit.GitMissing):
         safegit.git_binary(ws, os.pathsep.join([".", str(ws / "bin")]))
+
+
+def test_a_repository_handed_out_again_is_the_build_whatever_the_last_test_did(tmp_path):
+    """Built hands out an untouched tree as it is, and copies the build back over one that
+    changed in any way: a marker, a rewritten index, a touched mtime, a file removed."""
+    from hostile_repos import Built, picture
+
+    built = Built(tmp_path)
+    first = built.get("fsmonitor")
+    build = picture(first.root)
+    assert built.get("fsmonitor").root == first.root and built.restored == 0
+    changes = [
+        lambda root: (root / "markers" / "fsmonitor").touch(),
+        lambda root: run_control(first),                       # plain git rewrites the index
+        lambda root: os.utime(root / "ws" / "a.txt", (1, 1)),
+        lambda root: (root / "ws" / "b.txt").unlink(),
+        lambda root: (root / "ws" / ".git" / "config").chmod(0o600),
+    ]
+    for count, change in enumerate(changes, 1):
+        change(first.root)
+        assert picture(first.root) != build
+        again = built.get("fsmonitor")
+        assert built.restored == count
+        assert picture(again.root) == build and again.fired() == []
