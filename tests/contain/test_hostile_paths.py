@@ -275,7 +275,17 @@ def patch_env(tmp_path_factory):
     hooks.unconfigure(config)
 
 
+#: what :func:`reset` last built: the snapshots of the workspace and of the folder beside it
+_pristine: list[tuple[dict[str, bytes | str], dict[str, bytes | str]]] = []
+
+
 def reset(ws: Path, outside: Path) -> None:
+    """The workspace and the folder beside it as every example starts from. Most patches
+    are refused and change nothing: then both are still exactly that (every entry, every
+    byte, every link) and are left alone; rebuilding them each time was a quarter of the
+    property's CPU."""
+    if _pristine and (snapshot(ws), snapshot(outside)) == _pristine[0]:
+        return
     for d in (ws, outside):
         shutil.rmtree(d)
         d.mkdir()
@@ -285,6 +295,7 @@ def reset(ws: Path, outside: Path) -> None:
     (ws / "sub" / "ok.txt").write_text("ok\n")
     (ws / "link").symlink_to(outside)
     (ws / "inner").symlink_to("sub")
+    _pristine[:] = [(snapshot(ws), snapshot(outside))]
 
 
 @settings(max_examples=150, deadline=None,
