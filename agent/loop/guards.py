@@ -13,7 +13,8 @@ closed, and the plugin is reported once (per kind of fault) with the reason:
 
 Each guard runs on a daemon thread of its own, all guards of one call in parallel, and the
 event loop only awaits their answers, so a guard that hangs (a blocking socket, a sleep, an
-endless loop) cannot freeze the screen or the turn.  Python cannot kill a thread: a guard that
+endless loop) cannot freeze the screen or the turn.  The threads are reused once idle
+(:class:`_Workers`), never shared while busy.  Python cannot kill a thread: a guard that
 timed out keeps its thread until it returns, and while it has not, later calls are denied at
 once instead of piling more threads up behind it.  Daemon threads never hold up the exit.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import inspect
 import logging
+import queue
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -74,20 +76,69 @@ class Fault:
                             "to be safe", self.plugin)
 
 
+class _Workers:
+    """The daemon threads guards run on, each reused once it is idle.
+
+    A thread of its own per guard call made every call wait for new threads to be
+    scheduled (``Thread.start`` returns only once the thread runs, which with other threads
+    holding the GIL can take a switch interval).  An idle worker takes the next call from
+    its queue instead, and a new worker starts only when none is idle, so a guard that
+    hangs keeps its worker, as it kept its thread, and never holds up anyone else's call.
+    A worker counts as idle again before it hands its answer over, so calls made one after
+    the other all run on the same thread.
+    """
+
+    #: Idle workers kept; one finishing beyond these ends.
+    MAX_IDLE = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[tuple[str, Callable[[], Any], cf.Future[Any]]]] = []
+
+    def submit(self, name: str, fn: Callable[[], Any]) -> cf.Future[Any]:
+        """Run ``fn()`` on an idle worker, or on a new one; its outcome lands in the
+        future (an exception, ``SystemExit`` included, as the future's exception)."""
+        future: cf.Future[Any] = cf.Future()
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name=name,
+                             daemon=True).start()
+        inbox.put((name, fn, future))
+        return future
+
+    def _serve(self, inbox: queue.SimpleQueue[tuple[str, Callable[[], Any], cf.Future[Any]]]
+               ) -> None:
+        while True:
+            name, fn, future = inbox.get()
+            threading.current_thread().name = name  # who is stuck, in a stack dump
+            result: Any = None
+            error: BaseException | None = None
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn()
+                except BaseException as exc:  # SystemExit from a guard must not end the agent
+                    error = exc
+            with self._lock:
+                stay = len(self._idle) < self.MAX_IDLE
+                if stay:
+                    self._idle.append(inbox)
+            if future.running():
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+            if not stay:
+                return
+
+
+_WORKERS = _Workers()
+
+
 def _start(plugin: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> cf.Future[Any]:
-    """Run ``fn(**kwargs)`` on a new daemon thread; its outcome lands in the future."""
-    future: cf.Future[Any] = cf.Future()
-
-    def work() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(fn(**kwargs))
-        except BaseException as exc:  # SystemExit from a guard must not end the agent
-            future.set_exception(exc)
-
-    threading.Thread(target=work, name=f"guard:{plugin}", daemon=True).start()
-    return future
+    """Run ``fn(**kwargs)`` on a daemon worker thread; its outcome lands in the future."""
+    return _WORKERS.submit(f"guard:{plugin}", lambda: fn(**kwargs))
 
 
 class GuardRunner:
