@@ -84,6 +84,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="under --yolo, what happens to a command that cannot be checked without "
                 "running it (a variable as the program, python -c, a function shadowing a "
                 "command): deny it, or ask as without --yolo (docs/permissions.md)"),
+    Option("approval_guard", type="float", default=0.4,
+           help="seconds an approval dialog must be on screen, with no key typed, before a "
+                "key answers it; keys typed sooner go to the prompt", minimum=0),
     Option("guard_timeout", type="float", default=2.0,
            help="seconds a guard plugin may take to judge one call; a slower guard denies it",
            minimum=0.01),

@@ -103,7 +103,7 @@ class App:
         self.header_entry: Any = None  # the startup header's transcript entry
         self.term_rows = 0  # the terminal's height in inline mode (0: the screen is ours)
         #: seconds after an approval dialog opens during which keys do not answer it
-        self.approval_guard = 0.4
+        self.approval_guard = float(self.config.get("approval_guard"))
         #: the monotonic clock the approval guard reads (when a dialog opened, when a key
         #: came); a test sets a clock it steps by hand instead of sleeping through the guard
         self.clock = time.monotonic
