@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-pytest_plugins = ["agent.testing.pytest_plugin"]
+# hangwatch: pytest-timeout's hang protection from one watchdog thread, not a thread a test.
+pytest_plugins = ["agent.testing.pytest_plugin", "hangwatch"]
 
 EXAMPLE_SOURCE = Path(__file__).parent / "example_plugin"
 _throwaway: list[Path] = []
