@@ -66,6 +66,16 @@ def lay_out_distribution(source: Path, target: Path) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest collects garbage five times at the end of every process (for unraisable
+    # exceptions of objects freed late): a full pass over a worker's heap (the SDKs,
+    # hypothesis, every module) each time, 1-2 s of CPU a worker on the tail of the run.
+    # One pass still finds them (pytester sets it to 0 for the runs it makes in-process).
+    try:
+        from _pytest.unraisableexception import gc_collect_iterations_key
+    except ImportError:  # another pytest: its own default
+        pass
+    else:
+        config.stash[gc_collect_iterations_key] = 1
     # `kill -USR1 PID` of a pytest process (the controller or an xdist worker) writes every
     # thread's stack to $TMPDIR/agent-pytest-stacks-PID.txt: how a run that stalls without a
     # test timing out is read (stderr is captured at this point, so not there).
