@@ -85,6 +85,7 @@ FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
     ("blame.ignoreRevsFile", ""),  # an outside file's lines would come back in errors
+    ("diff.autoRefreshIndex", "false"),  # git diff rewrites the index despite the env below
     ("diff.noprefix", "false"),  # output is parsed: keep the a/ b/ prefixes
     ("diff.mnemonicPrefix", "false"),
     ("diff.relative", "false"),

@@ -190,6 +190,26 @@ async def test_diff_unstaged_staged_and_empty(repo):
     assert (await repo.run("git_diff", {"path": "b.txt"})).output == "No uncommitted changes."
 
 
+async def test_diff_never_rewrites_the_index_even_without_the_sandbox(tmp_path):
+    """With the work tree's stat data stale (files copied or touched since the index was
+    written), plain ``git diff`` rewrites .git/index to refresh it; the read-only tool
+    leaves it as it was, byte for byte, and still shows only the real change."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    repo = Repo(root, tmp_path / "agenthome", sandbox="off")  # only the hardening holds
+    repo.commit("init", **{"a.txt": "one\n", "b.txt": "bee\n", "c.txt": "sea\n"})
+    repo.write("a.txt", "two\n")
+    for name in ("b.txt", "c.txt"):
+        os.utime(root / name, (1_800_000_000, 1_800_000_000))  # stat-dirty, same content
+    index = root / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns, index.stat().st_ino)
+    diff = (await repo.run("git_diff")).output
+    assert diff.startswith("diff --git a/a.txt b/a.txt") and "+two" in diff
+    assert "b.txt" not in diff and "c.txt" not in diff
+    assert (index.read_bytes(), index.stat().st_mtime_ns, index.stat().st_ino) == before
+
+
 # ---- git_log --------------------------------------------------------------------------------
 
 async def test_log_format_order_limit_and_path(repo):
