@@ -148,6 +148,7 @@ class Staged:
         self.target = _resolve_target(Path(path))
         self.tmp: Path | None = None
         self._made: list[Path] = []
+        self._durable = fsync
         if isinstance(data, str):
             payload: Iterable[bytes] = (data.encode("utf-8"),)
         elif isinstance(data, (bytes, bytearray, memoryview)):
@@ -223,7 +224,8 @@ class Staged:
             raise self._error(exc) from None
         self.tmp = None
         self._made = []
-        _fsync_dir(self.target.parent)
+        if self._durable:  # a rename made durable over content that is not would be moot
+            _fsync_dir(self.target.parent)
 
     def discard(self) -> None:
         """Remove the staged file and any directory made for it; the target is untouched."""
@@ -251,8 +253,9 @@ def atomic_write(path: Path | str, data: bytes | str | Iterable[bytes], *,
     ``shown`` is the path as the caller's user knows it (it starts the error message);
     ``mode`` sets the permission bits exactly (default: an existing file's own bits, or
     0o666 less the umask for a new one); ``make_parents`` creates missing directories (and
-    removes them again if the write fails).  Raises :class:`AtomicWriteError`, the target
-    unchanged.
+    removes them again if the write fails).  ``fsync=False`` (a cache the next run can
+    rebuild) syncs neither the file nor its directory: all or nothing still, durable when
+    the system gets to it.  Raises :class:`AtomicWriteError`, the target unchanged.
     """
     Staged(path, data, shown=shown, mode=mode, make_parents=make_parents,
            fsync=fsync).commit()
