@@ -262,12 +262,14 @@ async def git_show(args: dict[str, Any], ctx: Any) -> str:
     # A blob reached without a path (its id, a tag on it, a reflog entry) carries no name to
     # judge: only rev:path may show a file's content, and its path was judged above.
     prepared = await prepare(ctx, "show")  # one config listing for both commands
-    try:
-        kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}",
-                          prepared=prepared)).strip()
-    except GitFailed:
-        kind = ""
-    if kind == "blob" and not _names_a_path(ref):
+    kind = ""
+    if not _names_a_path(ref):  # rev:path may be a blob: its path was judged above
+        try:
+            kind = (await git(ctx, "cat-file", "-t", "--end-of-options", ref + "^{}",
+                              prepared=prepared)).strip()
+        except GitFailed:
+            pass
+    if kind == "blob":
         raise ToolError(f"{ref} is a file's content without its path; show it as "
                         "rev:path (for example HEAD:src/app.py) so its path can be "
                         "checked against the secrets policy.")

@@ -283,9 +283,10 @@ def _logging_git(tmp_path: Path, monkeypatch, hold: Path | None = None) -> Path:
 
 async def test_show_and_commit_message_list_the_config_once_for_their_two_commands(
         tmp_path, monkeypatch):
-    """git_show asks for the object's type, then shows it; git_commit_message reads the
-    staged diff, then the recent subjects.  Each lists the config once for its two commands
-    (three git processes, not four), and both commands carry the overrides."""
+    """git_show asks for the object's type (unless the ref names a path), then shows it;
+    git_commit_message reads the staged diff, then the recent subjects.  Each lists the
+    config once for its two commands (three git processes, not four), and both commands
+    carry the overrides."""
     root = tmp_path / "repo"
     root.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
@@ -301,9 +302,13 @@ async def test_show_and_commit_message_list_the_config_once_for_their_two_comman
         assert all("-c core.fsmonitor=false" in line for line in lines), lines
         return [re.sub(r"^--no-pager( -c \S+)*\s*", "", line).split()[0] for line in lines]
 
+    shown = await repo.run("git_show", {"ref": "HEAD"})
+    assert "Add greeting" in shown.output
+    assert commands() == ["config", "cat-file", "show"]
+    # rev:path names its path (judged before git runs): no need to ask for the type
     shown = await repo.run("git_show", {"ref": "HEAD:hello.txt"})
     assert shown.output == "hello"
-    assert commands() == ["config", "cat-file", "show"]
+    assert commands() == ["config", "show"]
 
     session = Session(Runtime(repo.config, repo.hooks, repo.tools,
                               ReplyingProvider("Add a world line")), origin="model")
