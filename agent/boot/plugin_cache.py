@@ -67,13 +67,27 @@ def read(path: Path) -> dict[str, dict[str, Any]]:
             if isinstance(name, str) and well_formed(entry)}
 
 
+#: The entries last written and their text: a process that writes the same entries again
+#: (a load with a new state dir takes this process's descriptions, agent.boot.plugins) reuses
+#: the text, as long as every entry is the very object it was made from.  Entries are never
+#: changed once made (a changed plugin gets a new one).
+_last_written: tuple[dict[str, dict[str, Any]], str] | None = None
+
+
 def write(path: Path, entries: dict[str, dict[str, Any]]) -> None:
     """Replace the cache file (0600, atomically); a failure only costs the next run time."""
     from agent.contain.private import private_dir
     from agent.lib.atomic import AtomicWriteError, atomic_write
 
-    payload = json.dumps({"format": FORMAT, "python": _python(), "plugins": entries},
-                         sort_keys=True, separators=(",", ":"))
+    global _last_written
+    last = _last_written
+    if last is not None and last[0].keys() == entries.keys() \
+            and all(last[0][name] is entry for name, entry in entries.items()):
+        payload = last[1]
+    else:
+        payload = json.dumps({"format": FORMAT, "python": _python(), "plugins": entries},
+                             sort_keys=True, separators=(",", ":"))
+        _last_written = dict(entries), payload
     try:
         private_dir(path.parent)
         atomic_write(path, payload, mode=0o600, fsync=False)

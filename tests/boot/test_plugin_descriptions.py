@@ -1,18 +1,24 @@
-"""The plugin descriptions one process remembers between loads (agent.boot.plugins): a load
-whose state dir has no description of a plugin may take this process's earlier one, but only
-while the plugin's files are unchanged and only for the same copy of the plugin.
+"""What one process remembers between plugin loads (agent.boot.plugins): a load whose state
+dir has no description of a plugin may take this process's earlier one, but only while the
+plugin's files are unchanged and only for the same copy of the plugin; and a plugin module's
+hook implementations are looked up again wherever its attributes changed.
 
 What is checked is what the next run in the same state dir does with the description that
-was written: the tools it offers the model (the request bytes the fake provider received).
+was written: the tools it offers the model (the request bytes the fake provider received);
+and the tools a plugin host built after a module changed registers.
 """
 
 from __future__ import annotations
 
 import os
+import types
 from pathlib import Path
 
 from clirun import run_agent_here
 from fakeprovider import Reply
+
+from agent import Tool, hookimpl
+from agent.testing import make_boot
 
 PLUGIN = '''"""Offers one tool."""
 from agent import Tool, hookimpl
@@ -104,3 +110,38 @@ def test_an_unchanged_plugin_is_described_alike_in_every_state_dir(tmp_path, fak
         first, again = twice(fake_provider, tmp_path, tmp_path / home, site)
         assert "tell_one" in first and first == again
 
+
+
+def test_a_plugin_module_changed_in_place_registers_what_it_now_holds(tmp_path):
+    module = types.ModuleType("changing_plugin")
+
+    async def run(args, ctx):
+        return "ok"
+
+    def offering(name):
+        @hookimpl
+        def agent_register_tools(register):
+            register(Tool(name=name, description="d", parameters={"type": "object"}, run=run))
+        return agent_register_tools
+
+    def tools():
+        config, hooks = make_boot(tmp_path, tmp_path, builtins=["core"],
+                                  extra=[("changing", module)])
+        return {name for name, tool in hooks.tools(config).items()
+                if getattr(tool, "plugin", "") == "changing"}
+
+    module.agent_register_tools = offering("first_tool")
+    assert tools() == {"first_tool"}
+    assert tools() == {"first_tool"}  # registered again, unchanged
+    module.agent_register_tools = offering("second_tool")  # replaced
+    assert tools() == {"second_tool"}
+    del module.agent_register_tools
+    assert tools() == set()
+    def agent_register_tools(register):  # a hook's name, not marked as one: not a hook
+        register(Tool(name="unmarked_tool", description="d", parameters={"type": "object"},
+                      run=run))
+
+    module.agent_register_tools = agent_register_tools
+    assert tools() == set()
+    module.agent_register_tools = offering("fourth_tool")
+    assert tools() == {"fourth_tool"}
