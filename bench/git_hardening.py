@@ -5,7 +5,8 @@
 
 For each command the git tools run, the median wall time through ``agent.contain.safegit`` (the
 config listing, then the command, with every program-valued setting overridden) against
-plain ``git`` on the same repository in the same run, and the ratio.  Then every hostile
+plain ``git`` on the same repository in the same run, and the ratio; then all of them at
+once, as a model step asking for several git tools runs them (one listing serves them all).  Then every hostile
 repository of ``tests/hostile_repos.py``: plain git (armed: did the marker appear?) and
 ``agent.contain.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
 """
@@ -57,6 +58,26 @@ def cost(runs: int) -> None:
                                                                capture_output=True), runs)
             print(f"{argv[0]:<10} {ours:>9.1f} {plain:>10.1f} {ours / plain:>6.2f}x "
                   f"{ours - plain:>6.1f}")
+        # One model step asking for all of them at once: the calls run concurrently and
+        # share the config listing that is in flight.
+        ours = median_ms(lambda: asyncio.run(_at_once(ws)), runs)
+        plain = median_ms(lambda: asyncio.run(_plain_at_once(ws)), runs)
+        print(f"{str(len(COMMANDS)) + ' at once':<10} {ours:>9.1f} {plain:>10.1f} "
+              f"{ours / plain:>6.2f}x {ours - plain:>6.1f}")
+
+
+async def _at_once(ws: Path) -> None:
+    await asyncio.gather(*(safegit.run(ws, argv) for argv in COMMANDS))
+
+
+async def _plain_at_once(ws: Path) -> None:
+    async def one(argv: list[str]) -> None:
+        proc = await asyncio.create_subprocess_exec("git", *argv, cwd=ws,
+                                                    stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.PIPE)
+        await proc.communicate()
+
+    await asyncio.gather(*(one(argv) for argv in COMMANDS))
 
 
 async def _through_safegit(hostile) -> None:
