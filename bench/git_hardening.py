@@ -6,9 +6,9 @@
 For each command the git tools run, the median wall time through ``agent.contain.safegit`` (the
 config listing, then the command, with every program-valued setting overridden) against
 plain ``git`` on the same repository in the same run, and the ratio; then all of them at
-once, as a model step asking for several git tools runs them (one listing serves them all).  Then every hostile
-repository of ``tests/hostile_repos.py``: plain git (armed: did the marker appear?) and
-``agent.contain.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
+once, as a model step asking for several git tools runs them (one listing serves them all).
+Then every hostile repository of ``tests/hostile_repos.py``: plain git (armed: did the marker
+appear?) and ``agent.contain.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
