@@ -284,11 +284,10 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_not_trusted(tmp_path, shared, fak
     assert rebuilt["plugins"]["lazy_speaks"]["hooks"]
 
 
-def test_plugin_list_and_subcommands_need_no_import(tmp_path, site):
-    path, markers = site
+def test_plugin_list_and_subcommands_need_no_import(tmp_path, shared):
+    # a home that has had its describing run (the shared fixture's headless one)
+    path, markers = described(tmp_path, shared)
     home = tmp_path / "h"
-    run_agent(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
-    clear(markers)
     proc = run_agent(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
