@@ -365,7 +365,7 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             result = await search_rg(rg, root, pattern, ignore_case, files)
         except TimeoutError:  # (an OSError subclass: caught first)
-            raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
+            raise ToolError(f"grep timed out after {TIMEOUT:g} s; narrow the include glob "
                             "or the pattern.") from None
         except (OSError, _RgUnusable):
             result = None  # not runnable or broken: the fallback answers
@@ -375,7 +375,7 @@ async def run_grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             result = await asyncio.to_thread(search_python, root, regex, files,
                                              time.monotonic() + TIMEOUT)
         except TimeoutError:
-            raise ToolError(f"grep timed out after {int(TIMEOUT)} s; narrow the include glob "
+            raise ToolError(f"grep timed out after {TIMEOUT:g} s; narrow the include glob "
                             "or the pattern.") from None
     hits, more = result
     output = finish(hits, more)

@@ -189,11 +189,11 @@ async def test_timeout_kills_rg(tmp_path, monkeypatch):
     env.write("a.txt", "x\n")
     pidfile = tmp_path / "pid"
     slow = _script(tmp_path / "rg-slow", f"echo $$ > {pidfile}\nexec sleep 30\n")
-    monkeypatch.setattr(search, "TIMEOUT", 1.0)
+    monkeypatch.setattr(search, "TIMEOUT", 0.5)  # expected to fire: short
     config, _ = make_boot(env.workspace, env.home, builtins=["files"],
                           file_data={"rg_path": slow})
     got = await run_tool(env.tools["grep"], {"pattern": "x"}, config)
-    assert got.is_error and got.output.startswith("grep timed out after 1 s")
+    assert got.is_error and got.output.startswith("grep timed out after 0.5 s")
     pid = int(pidfile.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
