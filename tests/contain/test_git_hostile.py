@@ -11,6 +11,7 @@ and nothing from outside reaches the model.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
@@ -139,15 +140,18 @@ async def test_safegit_refuses_or_neutralises_without_the_sandbox(tmp_path, buil
     commands = [["status", "--porcelain"], ["diff", "--no-textconv", "--no-ext-diff"],
                 ["log", "-p", "-3", "--no-textconv", "--no-ext-diff"], ["show", "HEAD:b.txt"],
                 ["blame", "--no-textconv", "a.txt"], ["-p", "log", "-1"]]
-    for argv in commands:
-        try:
-            await safegit.run(hostile.ws, argv, config=config)
-        except safegit.GitRefused as exc:
-            assert hostile.refused, f"{name}: refused without cause: {exc}"
-            assert "outside the workspace" in str(exc)
+    # All at once, as the tools of one model step run (they share the config listing).
+    outcomes = await asyncio.gather(
+        *(safegit.run(hostile.ws, argv, config=config) for argv in commands),
+        return_exceptions=True)
+    for argv, outcome in zip(commands, outcomes, strict=True):
+        if isinstance(outcome, safegit.GitRefused):
+            assert hostile.refused, f"{name}: refused without cause: {outcome}"
+            assert "outside the workspace" in str(outcome)
             continue
-        except safegit.GitFailed:
-            pass  # a missing promised object, a bad signature: failing is fine
+        if isinstance(outcome, BaseException) and not isinstance(outcome, safegit.GitFailed):
+            raise outcome
+        # it ran, or git failed (a missing promised object, a bad signature): either is fine
         assert not hostile.refused, f"{name}: {argv} ran although the repository leads out"
     assert hostile.fired() == []
 
