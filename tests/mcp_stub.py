@@ -8,7 +8,10 @@ mid-call), ``hang`` (never answers), ``grow`` (adds a tool ``extra`` and says th
 changed).
 Flags: ``--startup-delay S`` (answer ``initialize`` late), ``--pidfile P``, ``--calls P``
 (append every tools/call, and every cancellation as ``{"cancelled": id}``, as a JSON line),
-``--ready P`` (write ``time.monotonic()`` once initialized).  Exits on stdin EOF, even while
+``--ready P`` (write ``time.monotonic()`` once initialized), ``--start-when P`` (answer
+``initialize`` only once the file ``P`` exists: a test opens the gate when it wants the
+server started, instead of a delay that hopes to be long enough), ``--asked P`` (write ``P``
+when ``initialize`` arrives: the client is waiting now).  Exits on stdin EOF, even while
 delaying.
 """
 
@@ -100,6 +103,8 @@ def main():
     p.add_argument("--pidfile")
     p.add_argument("--calls")
     p.add_argument("--ready")
+    p.add_argument("--start-when")
+    p.add_argument("--asked")
     p.add_argument("--probe-tools", action="store_true")
     opts = p.parse_args()
     if opts.probe_tools:
@@ -116,9 +121,14 @@ def main():
                     f.write(json.dumps({"cancelled": params.get("requestId")}) + "\n")
             continue  # notifications
         if method == "initialize":
+            if opts.asked:
+                open(opts.asked, "w").close()
             # Wait, but wake (and exit) if stdin closes meanwhile.
             if opts.startup_delay and select.select([sys.stdin], [], [], opts.startup_delay)[0]:
                 return
+            while opts.start_when and not os.path.exists(opts.start_when):
+                if select.select([sys.stdin], [], [], 0.01)[0]:
+                    return
             send({"jsonrpc": "2.0", "id": mid, "result": {
                 "protocolVersion": params.get("protocolVersion", "2025-11-25"),
                 "capabilities": {"tools": {}}, "serverInfo": {"name": "stub", "version": "1"}}})

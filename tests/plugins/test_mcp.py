@@ -390,9 +390,16 @@ async def test_unconfigure_ends_every_server_process(tmp_path):
     assert pids_with(marker) == []  # gone when unconfigure returns
 
 
+async def open_gate_once_asked(asked: Path, gate: Path) -> None:
+    """Let a ``--start-when gate`` stub answer ``initialize``, once it has been asked."""
+    await until(asked.exists, "the server to be asked to initialize")
+    gate.touch()
+
+
 async def test_a_call_waits_for_a_server_still_starting(tmp_path):
+    gate, asked = tmp_path / "gate", tmp_path / "asked"
     config, hooks = boot(tmp_path, {
-        "slow": stub("--startup-delay", "1"),
+        "slow": stub("--start-when", str(gate), "--asked", str(asked)),
         "stuck": stub("--startup-delay", "30", startup_timeout=0.5),
         "missing": {"command": str(tmp_path / "no-such-server")},
         "nowhere": stub(cwd="no-such-dir"),
@@ -401,17 +408,20 @@ async def test_a_call_waits_for_a_server_still_starting(tmp_path):
     try:
         hooks.tools(config)
         st = state(config)
-        slow, stuck, missing, nowhere = await asyncio.gather(
+        # The gate opens only after the call to "slow" is under way: it cannot be answered
+        # before the server has started.
+        slow, stuck, missing, nowhere, _ = await asyncio.gather(
             run_tool(st.factory.tool("slow", {"name": "echo"}), {"text": "waited"}, config),
             run_tool(st.factory.tool("stuck", {"name": "echo"}), {}, config),
             run_tool(st.factory.tool("missing", {"name": "x"}), {}, config),
-            run_tool(st.factory.tool("nowhere", {"name": "x"}), {}, config))
+            run_tool(st.factory.tool("nowhere", {"name": "x"}), {}, config),
+            open_gate_once_asked(asked, gate))
         here = await run_tool(st.factory.tool("here", {"name": "cwd"}), {}, config)
         assert here.output == str(tmp_path)
         assert nowhere.output == (f'mcp server "nowhere" failed to start: cwd '
                                   f'{tmp_path / "ws" / "no-such-dir"} is not a directory; it '
                                   'will be restarted on the next call')
-        assert slow.output == "waited"  # its 1 s startup was waited for
+        assert slow.output == "waited"  # its startup was waited for
         assert stuck.output == ('mcp server "stuck" failed to start: did not start within '
                                 '0.5 s; it will be restarted on the next call')
         assert missing.output == (f'mcp server "missing" failed to start: command not found: '
@@ -438,11 +448,13 @@ def test_failures_are_reported_not_fatal(tmp_path, capsys):
 
 
 async def test_tools_join_when_the_server_connects_and_are_cached(tmp_path, fake_provider):
-    servers = {"stub": stub("--startup-delay", "0.5")}
+    gate = tmp_path / "gate"  # the server answers initialize once it exists
+    servers = {"stub": stub("--start-when", str(gate))}
     config, hooks = boot(tmp_path, servers, builtins=("mcp", "openai"), flags={"yolo": True})
     try:
         session = make_session(config, hooks, base_url=fake_provider.openai_url)
         assert not [n for n in session.tools if n.startswith("mcp__")]  # nothing cached yet
+        gate.touch()
         await asyncio.to_thread(wait_connected, config)
         fake_provider.script(Reply.tool_call("mcp__stub__echo", {"text": "pong"}, id="c1"),
                              Reply.text("done"))
@@ -462,6 +474,7 @@ async def test_tools_join_when_the_server_connects_and_are_cached(tmp_path, fake
     assert [t["name"] for t in cached["servers"]["stub"]["tools"]][:2] == ["echo", "fail"]
 
     # A restart registers the cached tools before the server has even started answering.
+    gate.unlink()
     config, hooks = boot(tmp_path, servers)
     try:
         tools = hooks.tools(config)  # no waiting: the server is not connected yet (below)
@@ -470,7 +483,7 @@ async def test_tools_join_when_the_server_connects_and_are_cached(tmp_path, fake
     finally:
         hooks.unconfigure(config)
     # A changed config misses the cache.
-    config, hooks = boot(tmp_path, {"stub": stub("--startup-delay", "0.6")})
+    config, hooks = boot(tmp_path, {"stub": stub("--start-when", str(tmp_path / "gate-2"))})
     try:
         assert not [n for n in hooks.tools(config) if n.startswith("mcp__")]
     finally:
@@ -680,15 +693,22 @@ def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provi
     home, ws = tmp_path / "home", tmp_path / "ws"
     ws.mkdir()
     home.mkdir()
-    args = json.dumps([STUB, "--startup-delay", "1"])
+    gate, asked = tmp_path / "gate", tmp_path / "asked"
+    args = json.dumps([STUB, "--start-when", str(gate), "--asked", str(asked)])
     (home / "config.toml").write_text(
         "mcp_startup_timeout = 120\n"  # generous: a loaded machine starts Python slowly
         f'[mcp_servers.stub]\ncommand = "{sys.executable}"\nargs = {args}\n')
     fake_provider.script(Reply.tool_call("mcp__stub__echo", {"text": "first try"}, id="c1"),
                          Reply.text("done"))
-    proc = run_agent_here(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
-                           "--base-url", fake_provider.openai_url, "--model", "m"], home=home,
-                          cwd=ws, OPENAI_API_KEY="x")
+    # The server starts answering only once the run has asked it to initialize.
+    opener = threading.Thread(target=asyncio.run, args=(open_gate_once_asked(asked, gate),))
+    opener.start()
+    try:
+        proc = run_agent_here(["-p", "echo it", "--yolo", "--json", "--provider", "openai",
+                               "--base-url", fake_provider.openai_url, "--model", "m"],
+                              home=home, cwd=ws, OPENAI_API_KEY="x")
+    finally:
+        opener.join()
     assert proc.returncode == 0, proc.stderr
     offered = {t["function"]["name"] for t in fake_provider.bodies[0]["tools"]}
     assert "mcp__stub__echo" in offered
