@@ -4,6 +4,7 @@ files (with a note), and a secret path or a bare blob is refused."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from fakeprovider import Reply
@@ -17,9 +18,11 @@ SECRETS = {".env": "dotenv", "sub/.ENV": "upper", "conf/.env/prod.json": "envdir
            "deploy/id_rsa": "sshkey", "a/b/credentials.json": "nested"}
 
 
-@pytest.fixture
-def repo(tmp_path):
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The repository, built once for the module (a dozen git commands); each test gets a
+    copy of it (``repo``): some tests add tags and config."""
+    ws = tmp_path_factory.mktemp("git_secrets") / "ws"
     ws.mkdir()
     git(ws, "init", "-q", "-b", "main")
     (ws / "app.py").write_text("print('hello')\n")
@@ -40,6 +43,13 @@ def repo(tmp_path):
     for rel, tag in SECRETS.items():
         (ws / rel).write_text(f"{CANARY}-{tag}-v4\n")   # unstaged
     (ws / "app.py").write_text("print('bye')\n")
+    return ws
+
+
+@pytest.fixture
+def repo(tmp_path, built):
+    ws = tmp_path / "ws"
+    shutil.copytree(built, ws, symlinks=True)  # nothing in it names its own path
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["git", "openai"])
     return ws, config, hooks, hooks.tools(config)
 
