@@ -5,6 +5,11 @@ writes a marker file when imported; a ``sitecustomize`` on the same path writes 
 the plugin modules the process imported, at exit.  The first run in a home imports every
 plugin (to describe it); the runs after that show what laziness saves and that nothing else
 changes.
+
+What a new interpreter imported (the ``sitecustomize`` log) needs a process: those tests are
+``e2e``.  What the markers, the prompt and the cache file show is the same in process
+(``run_agent_here`` imports the site's plugins afresh each run and forgets them after), so
+the describing run and the tests that read only those run in process.
 """
 
 from __future__ import annotations
@@ -15,11 +20,9 @@ import shutil
 import stat
 
 import pytest
-from clirun import run_agent
+from clirun import run_agent, run_agent_here
 from fakeprovider import FakeProvider, Reply
 from test_plugin_loading import make_dist
-
-pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
 SITECUSTOMIZE = '''
 import atexit, os, sys
@@ -121,11 +124,13 @@ def shared(tmp_path_factory):
     in a home writes for it: (site, markers, cache file).  That first run is what
     test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins checks; the
     others only need a home that has had one, and get a copy of its cache (a new
-    interpreter each, as before: only the describing run is not repeated)."""
+    interpreter each, as before: only the describing run is not repeated).  The describing
+    run is made in process: what it leaves (the markers, the cache) is what a process
+    leaves."""
     root = tmp_path_factory.mktemp("lazy")
     path, markers = build_site(root)
     with FakeProvider.start() as server:
-        _, _, home = headless(root, path, server)
+        _, home = headless_here(root, path, server)
     imported = {name for name, marker in markers.items() if marker.exists()}
     return path, markers, home / "state" / "plugin-cache.json", imported
 
@@ -152,9 +157,26 @@ def headless(tmp_path, site, fake_provider, *extra, **env):
                      timeout=240, **env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fine\n"
+    return set(log.read_text().split()), system_prompt(fake_provider), home
+
+
+def headless_here(tmp_path, site, fake_provider, *extra, **env):
+    """:func:`headless` in this process: the system prompt the model got, and the home."""
+    home = tmp_path / "h"
+    home.mkdir(exist_ok=True)
+    fake_provider.script(Reply.text("fine"))
+    proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                           fake_provider.openai_url, "--model", "m", "--disable", "lazy_off",
+                           *extra], home=home, cwd=tmp_path, PYTHONPATH=str(site),
+                          OPENAI_API_KEY="x", **env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "fine\n"
+    return system_prompt(fake_provider), home
+
+
+def system_prompt(fake_provider) -> str:
     body = fake_provider.requests[-1].body
-    system = body["messages"][0]["content"] if "messages" in body else body["instructions"]
-    return set(log.read_text().split()), system, home
+    return body["messages"][0]["content"] if "messages" in body else body["instructions"]
 
 
 def clear(markers):
@@ -162,6 +184,7 @@ def clear(markers):
         marker.unlink(missing_ok=True)
 
 
+@pytest.mark.e2e
 def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
         tmp_path, shared, fake_provider):
     # the first run in a home (the shared fixture's) describes every plugin that is not
@@ -190,6 +213,7 @@ def test_headless_run_imports_neither_unneeded_nor_disabled_nor_idle_plugins(
     assert "plugins_builtin.openai" in modules and "openai" in modules
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("api,used,unused", [
     ("chat", "openai.resources.chat.completions", "openai.resources.responses"),
     ("responses", "openai.resources.responses", "openai.resources.chat")])
@@ -204,6 +228,7 @@ def test_only_the_wire_api_in_use_is_imported(tmp_path, shared, fake_provider, a
     assert not [m for m in modules if m == unused or m.startswith(unused + ".")]
 
 
+@pytest.mark.e2e
 def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, shared,
                                                                    fake_provider):
     path, markers = described(tmp_path, shared)
@@ -228,12 +253,15 @@ def test_a_recorded_tool_is_offered_unimported_and_runs_when_called(tmp_path, sh
 def test_an_idle_plugin_works_as_before_once_configured(tmp_path, shared, fake_provider):
     path, markers = described(tmp_path, shared)
     (tmp_path / "h" / "config.toml").write_text('idle_things = ["apples", "pears"]\n')
-    modules, system, _ = headless(tmp_path, path, fake_provider)
+    system, _ = headless_here(tmp_path, path, fake_provider)
     assert markers["lazy_idle"].exists()
     assert "IDLE-PLUGIN-SAYS apples pears" in system
     assert not markers["lazy_ui"].exists()  # the cache was believed: nothing re-described
 
 
+# A process each run: in process, a rewrite of the same size within the same second would
+# meet the byte code this process compiled for the file before.
+@pytest.mark.e2e
 def test_a_changed_plugin_is_described_again(tmp_path, site, fake_provider):
     path, markers = site
     headless(tmp_path, path, fake_provider)
@@ -275,7 +303,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_not_trusted(tmp_path, shared, fak
         cache.write_text(json.dumps(data))
         os.chmod(cache, 0o664)
     clear(markers)
-    _, system, _ = headless(tmp_path, path, fake_provider)
+    system, _ = headless_here(tmp_path, path, fake_provider)
     assert "SPEAKS-ONE" in system
     assert markers["lazy_speaks"].exists()
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
@@ -288,7 +316,7 @@ def test_plugin_list_and_subcommands_need_no_import(tmp_path, shared):
     # a home that has had its describing run (the shared fixture's headless one)
     path, markers = described(tmp_path, shared)
     home = tmp_path / "h"
-    proc = run_agent(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
+    proc = run_agent_here(["plugins"], home=home, cwd=tmp_path, PYTHONPATH=str(path))
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
     assert "enabled" in rows["lazy_ui"] and "enabled" in rows["lazy_idle"]
@@ -304,11 +332,12 @@ def test_a_plugin_that_breaks_after_it_was_described_is_isolated(tmp_path, site,
     module.write_text(module.read_text().replace(
         '"""\n', f'"""\nimport os\nif os.path.exists({str(flag)!r}):\n'
                  f'    raise RuntimeError("gone missing")\n', 1))
-    headless(tmp_path, path, fake_provider)
+    headless_here(tmp_path, path, fake_provider)
     # now it fails at import with its files unchanged (as when a dependency goes away)
     flag.write_text("")
-    _, system, _ = headless(tmp_path, path, fake_provider)
-    assert "SPEAKS-ONE" not in system  # the run went on without it (headless() checked)
-    proc = run_agent(["plugins"], home=tmp_path / "h", cwd=tmp_path, PYTHONPATH=str(path))
+    system, _ = headless_here(tmp_path, path, fake_provider)
+    assert "SPEAKS-ONE" not in system  # the run went on without it (headless_here checked)
+    proc = run_agent_here(["plugins"], home=tmp_path / "h", cwd=tmp_path,
+                          PYTHONPATH=str(path))
     rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
     assert "failed" in rows["lazy_speaks"] and "gone missing" in rows["lazy_speaks"]
