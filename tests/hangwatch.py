@@ -72,7 +72,7 @@ class Watchdog:
 WATCHDOG = Watchdog()
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # no hook without pytest-timeout
 def pytest_timeout_set_timer(item: Any, settings: Any) -> bool | None:
     if settings.method != "thread":
         return None  # pytest-timeout's own signal timer
@@ -80,6 +80,6 @@ def pytest_timeout_set_timer(item: Any, settings: Any) -> bool | None:
     return True
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # no hook without pytest-timeout
 def pytest_timeout_cancel_timer(item: Any) -> bool | None:
     return True if WATCHDOG.disarm(item) else None
