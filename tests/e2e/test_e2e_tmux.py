@@ -73,8 +73,8 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         Reply.held(queued, after=3, reply=Reply.text("Done: greet now says hello.", pieces=4)),
         Reply.text("Second prompt answered."))
     (tmp_path / "home").mkdir()
-    # a short approval guard, and a pause after the dialog showed that outlasts it
-    (tmp_path / "home" / "config.toml").write_text("approval_guard = 0.1\n")
+    # no approval guard: the dialog is answered as soon as it shows
+    (tmp_path / "home" / "config.toml").write_text("approval_guard = 0\n")
     env = " ".join(f"-u {name}" for name in SCRUBBED)
     agent = " ".join(shlex.quote(part) for part in agent_command())
     command = (f"env {env} AGENT_HOME={shlex.quote(str(tmp_path / 'home'))} "
@@ -92,7 +92,6 @@ def test_acceptance_in_tmux(tmp_path, fake_provider):
         term.wait_for("Edit app.py (+1 \u22121)?")
         screen = term.wait_for("2 + ")
         assert "2 -     return 'hi'" in screen and "2 +     return 'hello'" in screen
-        time.sleep(0.2)
         term.type("y", enter=False)
         term.wait_for("Done:")
         term.type("and a second prompt")  # typed while that turn still streams

@@ -13,13 +13,10 @@ pytestmark = pytest.mark.e2e  # a real terminal (docs/testing.md)
 
 IDLE = "ask agent... (/ commands, @ files)"
 
-#: An approval guard shorter than the default 0.4 s, and the pause that outlasts it: the
-#: tests that are not about the guard answer a dialog GUARD_PAUSE after they saw it.  (The
-#: guard counts from when the dialog opened, before it was drawn, so the pause is enough
-#: however slow the terminal.)  test_typing_ahead_into_an_approval_never_answers_it keeps
-#: the default.
-SHORT_GUARD = "approval_guard = 0.1\n"
-GUARD_PAUSE = 0.2
+#: No approval guard, for the tests that answer a dialog without being about the guard:
+#: they answer as soon as they see it, where the default 0.4 s guard would send the key to
+#: the prompt.  test_typing_ahead_into_an_approval_never_answers_it keeps the default.
+NO_GUARD = "approval_guard = 0\n"
 
 
 @pytest.fixture
@@ -70,7 +67,7 @@ def test_streamed_answer_tool_call_approval_and_resume_hint(term_factory, fake_p
         Reply.text("Let me look at **a.txt**:\n\n```python\nx = 1\n```", pieces=10),
         Reply.tool_call("edit_file", edit, id="e1"),
         Reply.text("Edited the file."))
-    term = start(config=SHORT_GUARD)
+    term = start(config=NO_GUARD)
     term.wait_for(IDLE)
     term.type("show me")
     screen = term.wait_for("── python ─")
@@ -80,7 +77,6 @@ def test_streamed_answer_tool_call_approval_and_resume_hint(term_factory, fake_p
     term.wait_for("Edit a.txt (+1 \u22121)?")
     screen = term.wait_for("2 + BETA")
     assert "2 - beta" in screen
-    time.sleep(GUARD_PAUSE)  # keys typed before the dialog is readable never answer it
     term.send("y")
     term.wait_for("Edited the file.")
     assert (ws / "a.txt").read_text() == "alpha\nBETA\n"
@@ -144,11 +140,10 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     command = f"echo started > pid.txt; sleep {token}; echo done > after.txt"
     fake_provider.script(Reply.tool_call("bash", {"command": command}, id="b1"),
                          Reply.text("it was interrupted"))
-    term = start(config=SHORT_GUARD)
+    term = start(config=NO_GUARD)
     term.wait_for(IDLE)
     term.type("run it")
     term.wait_for("Run `echo started > pid.txt")
-    time.sleep(GUARD_PAUSE)
     term.send("y")
     pid_file = ws / "pid.txt"
     deadline = time.monotonic() + 10
@@ -175,11 +170,10 @@ def test_space_rejects_a_hunk_and_the_rest_is_applied(term_factory, fake_provide
         Reply.tool_call("edit_file", {"path": "b.txt", "oldString": old, "newString": new},
                         id="e1"),
         Reply.text("Applied what you kept."))
-    term = start(config=SHORT_GUARD)
+    term = start(config=NO_GUARD)
     term.wait_for(IDLE)
     term.type("edit b")
     term.wait_for("hunk 1/2 accepted")
-    time.sleep(GUARD_PAUSE)
     term.send("\x1b[B")  # down: the second hunk
     term.wait_for("hunk 2/2 accepted")
     term.send(" ")
