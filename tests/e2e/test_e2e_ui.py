@@ -293,14 +293,13 @@ def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
         assert "no provider configured" in term.text()
         custom = next(i for i, p in enumerate(presets) if p.id == "custom-openai")
         term.send("\x1b[B" * custom)
-        time.sleep(0.2)
         term.send("\r")
         term.wait_for("endpoint URL")
         term.send("not a url")
         term.wait_for("x a URL has no spaces")
         term.send("\x7f" * len("not a url"))
         term.send(fake_provider.openai_url)
-        time.sleep(0.2)
+        term.wait_for(fake_provider.openai_url)  # typed, and no longer "not a url"
         term.send("\r")
         term.wait_for("empty if the endpoint needs no key")
         term.send("\r")  # no key
