@@ -12,16 +12,16 @@ import secrets
 import time
 from typing import Any
 
-from mcp.server.auth.provider import AccessToken, AuthorizationCode, construct_redirect_uri
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.server.mcpserver import MCPServer
+# The SDK is imported where it is used, not here: every pytest worker imports this module
+# when it collects tests/plugins/test_mcp_oauth.py, also the ones that then run no MCP test
+# (the e2e lane's), and importing mcp costs about 2 s of CPU.
 
 
 class ApprovingProvider:
     def __init__(self) -> None:
         self.clients: dict[str, Any] = {}
-        self.codes: dict[str, AuthorizationCode] = {}
-        self.tokens: dict[str, AccessToken] = {}
+        self.codes: dict[str, Any] = {}  # code -> mcp's AuthorizationCode
+        self.tokens: dict[str, Any] = {}  # token -> mcp's AccessToken
         self.authorized = 0
 
     async def get_client(self, client_id):
@@ -31,6 +31,8 @@ class ApprovingProvider:
         self.clients[info.client_id] = info
 
     async def authorize(self, client, params):
+        from mcp.server.auth.provider import AuthorizationCode, construct_redirect_uri
+
         self.authorized += 1
         code = secrets.token_urlsafe(16)
         self.codes[code] = AuthorizationCode(
@@ -44,6 +46,7 @@ class ApprovingProvider:
         return self.codes.get(code)
 
     async def exchange_authorization_code(self, client, code):
+        from mcp.server.auth.provider import AccessToken
         from mcp.shared.auth import OAuthToken
 
         del self.codes[code.code]
@@ -70,6 +73,9 @@ class ApprovingProvider:
 
 
 def make_app(base: str, provider: ApprovingProvider) -> Any:
+    from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+    from mcp.server.mcpserver import MCPServer
+
     server = MCPServer("secure", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=base + "/mcp", validate_token_resource=False,
         client_registration_options=ClientRegistrationOptions(enabled=True)))
