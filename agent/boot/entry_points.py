@@ -294,12 +294,25 @@ def _well_formed(record: Any) -> bool:
     return True
 
 
+#: The records last written, their groups and the text: a process writing the very same
+#: records again (each in-process run with a new state dir) reuses the text.  Records are
+#: never changed once read (a changed entry is read into a new one).
+_last_written: tuple[dict[str, Any], tuple[str, ...], str] | None = None
+
+
 def _write(path: Path, entries: dict[str, Any], groups: Sequence[str]) -> None:
     """Replace the file (0600, atomically); a failure only costs the next start a scan."""
     from agent.contain.private import private_dir
     from agent.lib.atomic import AtomicWriteError, atomic_write
 
-    payload = json.dumps({"key": _key(groups), "entries": entries}, separators=(",", ":"))
+    global _last_written
+    last = _last_written
+    if last is not None and last[1] == tuple(groups) and list(last[0]) == list(entries) \
+            and all(last[0][entry] is record for entry, record in entries.items()):
+        payload = last[2]
+    else:
+        payload = json.dumps({"key": _key(groups), "entries": entries}, separators=(",", ":"))
+        _last_written = dict(entries), tuple(groups), payload
     try:
         private_dir(path.parent)
         atomic_write(path, payload, mode=0o600, fsync=False)
