@@ -149,13 +149,25 @@ def _patchable(path: str) -> bool:
     return "\n" not in path and "\x00" not in path and path.strip() == path and path != ""
 
 
+def _reset_inside(env) -> None:
+    """``inside.txt`` back to ``inside``, rewritten only when a call changed it: truncating
+    and rewriting a file costs about 2 ms on ext4 (it flushes on close), 800 times over."""
+    target = env.workspace / "inside.txt"
+    try:
+        if not target.is_symlink() and target.read_bytes() == b"inside\n":
+            return
+    except OSError:
+        pass
+    env.write("inside.txt", "inside\n")
+
+
 async def _run_corpus(env, paths, expect_refusal: bool):
     ran = 0
     for path in paths:
         for name, args in calls_for(path):
             if name == "apply_patch" and not _patchable(path):
                 continue
-            env.write("inside.txt", "inside\n")
+            _reset_inside(env)
             result = await env.call(name, args)
             ran += 1
             assert LEAK not in result.output, (name, path, result.output)
