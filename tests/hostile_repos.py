@@ -415,6 +415,37 @@ def picture(root: Path) -> dict[str, Entry]:
     return out
 
 
+def _put_back(root: Path, pristine: Path, want: dict[str, Entry]) -> bool:
+    """Undo what changed under ``root`` (a marker, a rewritten index) from ``pristine``,
+    path by path; True when ``root`` is then the build again, picture for picture."""
+    try:
+        have = picture(root)
+        wrong = [rel for rel in have if want.get(rel, ("",))[0] != have[rel][0]]
+        for rel in sorted(wrong, key=lambda r: r.count(os.sep), reverse=True):
+            path = root / rel
+            if have[rel][0] == "dir":
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        for rel in sorted(want, key=lambda r: r.count(os.sep)):
+            kind, mode, _, data = want[rel]
+            if have.get(rel) == want[rel] and rel not in wrong:
+                continue
+            path = root / rel
+            if kind == "dir":
+                path.mkdir(exist_ok=True)
+                path.chmod(mode)
+            elif kind == "link":
+                if path.is_symlink():
+                    path.unlink()  # a link that leads elsewhere now
+                path.symlink_to(os.fsdecode(data))
+            else:
+                shutil.copy2(pristine / rel, path)  # bytes, mode and mtime
+        return picture(root) == want
+    except OSError:
+        return False
+
+
 class Built:
     """Each hostile repository built once under ``base`` and handed out as a fresh copy of
     that build.
@@ -447,8 +478,9 @@ class Built:
             shutil.copytree(root, pristine, symlinks=True)
             self._pictures[name] = picture(pristine)
         elif not root.is_dir() or picture(root) != self._pictures[name]:
-            shutil.rmtree(root, ignore_errors=True)
-            shutil.copytree(pristine, root, symlinks=True)
+            if not _put_back(root, pristine, self._pictures[name]):
+                shutil.rmtree(root, ignore_errors=True)
+                shutil.copytree(pristine, root, symlinks=True)
             self.restored += 1
         hostile.canary_from = len(_Canary.hits)
         return hostile

@@ -223,8 +223,9 @@ def test_a_git_inside_the_workspace_is_never_the_one_that_runs(tmp_path):
 
 
 def test_a_repository_handed_out_again_is_the_build_whatever_the_last_test_did(tmp_path):
-    """Built hands out an untouched tree as it is, and copies the build back over one that
-    changed in any way: a marker, a rewritten index, a touched mtime, a file removed."""
+    """Built hands out an untouched tree as it is, and puts the build back over one that
+    changed in any way: a marker, a rewritten index, a touched mtime, a file removed, a
+    mode, new directories, a file turned into a directory or into a link."""
     from hostile_repos import Built, picture
 
     built = Built(tmp_path)
@@ -237,6 +238,10 @@ def test_a_repository_handed_out_again_is_the_build_whatever_the_last_test_did(t
         lambda root: os.utime(root / "ws" / "a.txt", (1, 1)),
         lambda root: (root / "ws" / "b.txt").unlink(),
         lambda root: (root / "ws" / ".git" / "config").chmod(0o600),
+        lambda root: (root / "ws" / "new" / "deeper").mkdir(parents=True),
+        lambda root: ((root / "ws" / "a.txt").unlink(), (root / "ws" / "a.txt").mkdir()),
+        lambda root: ((root / "bin" / "fsmonitor").unlink(),
+                      (root / "bin" / "fsmonitor").symlink_to("/bin/true")),
     ]
     for count, change in enumerate(changes, 1):
         change(first.root)
