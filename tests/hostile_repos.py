@@ -14,12 +14,14 @@ module whose tests use the same repositories again and again.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import http.server
 import os
 import pty
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,9 +94,24 @@ def script(root: Path, name: str, body: str = "cat") -> str:
     return str(path)
 
 
+_BASE: list[Path] = []  # the plain work tree below, built once per process
+
+
 def base(root: Path) -> Path:
+    """``root/ws``: a repository with a commit, a staged change and an unstaged one (and
+    ``root/markers``, empty).  Built once per process and copied: it names no path of its
+    own, and a copy keeps the future mtime that makes git re-read ``a.txt``."""
     (root / "markers").mkdir(parents=True)
+    if not (_BASE and _BASE[0].is_dir()):
+        folder = Path(tempfile.mkdtemp(prefix="hostile-base-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _BASE[:] = [_build_base(folder / "ws")]
     ws = root / "ws"
+    shutil.copytree(_BASE[0], ws, symlinks=True)
+    return ws
+
+
+def _build_base(ws: Path) -> Path:
     ws.mkdir()
     git(ws, "init", "-q", "-b", "main")
     (ws / "a.txt").write_text("one\n")
