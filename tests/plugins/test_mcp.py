@@ -42,13 +42,17 @@ pytestmark = pytest.mark.timeout(60)
 
 
 STUB = str(Path(__file__).parents[1].joinpath("mcp_stub.py"))
-BIN = Path(sys.executable).parent
+#: Where console scripts are: this interpreter's own folder, then (a virtualenv made with
+#: --system-site-packages finds the servers installed beside its base interpreter) the base's.
+BINS = (Path(sys.executable).parent, Path(sys.base_prefix) / "bin")
 
 
 def server_bin(name: str) -> str:
-    """The console script next to this interpreter (a pyenv shim would add ~50 ms)."""
-    path = BIN / name
-    return str(path) if path.exists() else name
+    """The console script itself, not a pyenv shim that would start bash and pyenv first."""
+    for folder in BINS:
+        if (folder / name).exists():
+            return str(folder / name)
+    return name
 
 
 def stub(*flags: str, **extra) -> dict:
@@ -98,15 +102,12 @@ def boot(tmp: Path, servers: dict, *, builtins=("mcp",), **kwargs):
 
 
 @pytest.fixture(scope="module")
-def real_servers(tmp_path_factory):
-    """mcp-server-time and mcp-server-git, started by the first test that asks for them
-    (two do), not by every test process that runs any test of this module: under xdist both
-    workers run some, and the two servers cost 2-4 s of CPU to start.  The time server's
-    config is also written as the user config of ``home``, for the headless acceptance run."""
+def time_server(tmp_path_factory):
+    """mcp-server-time, started once for the module by the test that asks for it (the
+    headless acceptance run, e2e), not by every test process that runs any test of this
+    module: a real server costs 1-2 s of CPU to start.  Its config is also written as the user
+    config of ``home``, for that run."""
     tmp = tmp_path_factory.mktemp("real")
-    repo = tmp / "repo"
-    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
-    (repo / "new.txt").write_text("x")
     home, ws = tmp / "home", tmp / "ws"
     home.mkdir()
     ws.mkdir()
@@ -114,13 +115,28 @@ def real_servers(tmp_path_factory):
     time_table = (f'[mcp_servers.time]\ncommand = "{server_bin("mcp-server-time")}"\n'
                   f'args = ["--local-timezone", "UTC"]\nenv = {{ {marker} = "1" }}\n')
     (home / "config.toml").write_text(time_table)
+    config, hooks = make_boot(ws, home, builtins=["mcp"], file_data=tomllib.loads(time_table))
+    hooks.tools(config)  # starts connecting, in the background
+    yield SimpleNamespace(config=config, hooks=hooks, home=home, ws=ws, marker=marker)
+    hooks.unconfigure(config)
+
+
+@pytest.fixture(scope="module")
+def git_server(tmp_path_factory):
+    """mcp-server-git on a new repository, started once for the module by the test that asks
+    for it (a fast-lane test: the time server stays unstarted there)."""
+    tmp = tmp_path_factory.mktemp("real")
+    repo = tmp / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
+    (repo / "new.txt").write_text("x")
     git_table = (f'[mcp_servers.git]\ncommand = "{server_bin("mcp-server-git")}"\n'
                  f'args = ["--repository", "{repo}"]\n')
-    config, hooks = make_boot(ws, home, builtins=["mcp"],
-                              file_data=tomllib.loads(time_table + git_table))
+    (tmp / "ws").mkdir()
+    (tmp / "home").mkdir()
+    config, hooks = make_boot(tmp / "ws", tmp / "home", builtins=["mcp"],
+                              file_data=tomllib.loads(git_table))
     hooks.tools(config)  # starts connecting, in the background
-    yield SimpleNamespace(config=config, hooks=hooks, home=home, ws=ws, repo=repo,
-                          marker=marker)
+    yield SimpleNamespace(config=config, hooks=hooks, repo=repo)
     hooks.unconfigure(config)
 
 
@@ -587,8 +603,8 @@ async def test_meta_tools_call_through_and_keep_the_rules(tmp_path):
 # ---- real servers ---------------------------------------------------------------------------
 
 
-async def test_git_server_over_stdio(real_servers):
-    config, repo = real_servers.config, real_servers.repo
+async def test_git_server_over_stdio(git_server):
+    config, repo = git_server.config, git_server.repo
     await asyncio.to_thread(wait_connected, config)
     status = await run_tool(tool_of(config, "git", "git_status"), {"repo_path": str(repo)},
                             config)
@@ -661,19 +677,19 @@ async def test_http_server_with_headers(tmp_path, http_server):
 
 
 @pytest.mark.e2e
-def test_headless_run_calls_the_time_server(real_servers, fake_provider):
+def test_headless_run_calls_the_time_server(time_server, fake_provider):
     """The acceptance run: with the tools cached by an earlier connection (the module's own
     time server, same config), `agent -p ... --yolo --json` offers them at once and the call
     reaches the real server the run starts."""
-    wait_connected(real_servers.config)  # connected once: the tool list is cached
-    assert state(real_servers.config).manager.state_of("time") == ("connected", "")
-    before = pids_with(real_servers.marker)
+    wait_connected(time_server.config)  # connected once: the tool list is cached
+    assert state(time_server.config).manager.state_of("time") == ("connected", "")
+    before = pids_with(time_server.marker)
     assert len(before) == 1  # the module's own server
     fake_provider.script(Reply.tool_call("mcp__time__get_current_time", {"timezone": "UTC"},
                                          id="c1"), Reply.text("It is now."))
     proc = run_agent(["-p", "what time is it in UTC", "--yolo", "--json", "--provider",
                       "openai", "--base-url", fake_provider.openai_url, "--model", "m"],
-                     home=real_servers.home, cwd=real_servers.ws, OPENAI_API_KEY="x")
+                     home=time_server.home, cwd=time_server.ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
     offered = [t["function"]["name"] for t in fake_provider.bodies[0]["tools"]]
     assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= set(offered)
@@ -684,7 +700,7 @@ def test_headless_run_calls_the_time_server(real_servers, fake_provider):
     assert answer["timezone"] == "UTC" and answer["datetime"].endswith("+00:00")
     tool_message = fake_provider.bodies[1]["messages"][-1]
     assert tool_message["role"] == "tool" and json.loads(tool_message["content"]) == answer
-    assert pids_with(real_servers.marker) == before  # the run's own server exited with it
+    assert pids_with(time_server.marker) == before  # the run's own server exited with it
 
 
 def test_headless_first_request_carries_a_new_servers_tools(tmp_path, fake_provider):
