@@ -29,7 +29,7 @@ NAMES = sorted(FACTORIES)
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The hostile repositories, each built once for this module (four tests use each) and
-    copied fresh for every test."""
+    handed to every test as built (what the last test changed is put back first)."""
     return Built(tmp_path_factory.mktemp("hostile"))
 
 DIRECT = [
