@@ -110,27 +110,34 @@ class _Workers:
 
     def _serve(self, inbox: queue.SimpleQueue[tuple[str, Callable[[], Any], cf.Future[Any]]]
                ) -> None:
-        while True:
-            name, fn, future = inbox.get()
-            threading.current_thread().name = name  # who is stuck, in a stack dump
-            result: Any = None
-            error: BaseException | None = None
-            if future.set_running_or_notify_cancel():
-                try:
-                    result = fn()
-                except BaseException as exc:  # SystemExit from a guard must not end the agent
-                    error = exc
-            with self._lock:
-                stay = len(self._idle) < self.MAX_IDLE
-                if stay:
-                    self._idle.append(inbox)
-            if future.running():
-                if error is not None:
-                    future.set_exception(error)
-                else:
-                    future.set_result(result)
-            if not stay:
-                return
+        while self._serve_one(inbox, *inbox.get()):
+            pass
+
+    def _serve_one(self, inbox: queue.SimpleQueue[tuple[str, Callable[[], Any],
+                                                        cf.Future[Any]]],
+                   name: str, fn: Callable[[], Any], future: cf.Future[Any]) -> bool:
+        """Run one call; whether this worker stays for the next.  A frame of its own, so an
+        idle worker keeps nothing of the call it served (the guard's arguments reach the
+        session, its history and results: a worker that held them kept a whole turn alive
+        until its next call)."""
+        threading.current_thread().name = name  # who is stuck, in a stack dump
+        result: Any = None
+        error: BaseException | None = None
+        if future.set_running_or_notify_cancel():
+            try:
+                result = fn()
+            except BaseException as exc:  # SystemExit from a guard must not end the agent
+                error = exc
+        with self._lock:
+            stay = len(self._idle) < self.MAX_IDLE
+            if stay:
+                self._idle.append(inbox)
+        if future.running():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+        return stay
 
 
 _WORKERS = _Workers()

@@ -61,3 +61,26 @@ def test_a_guard_that_raises_system_exit_leaves_its_worker_serving():
         [verdict] = runner.run_sync([("quitter", quits, ())], {}, 5.0)
         assert verdict.decision == "deny" and "SystemExit" in verdict.reason
     assert len(idents) == 3 and len(set(idents)) == 1
+
+
+def test_an_idle_worker_keeps_nothing_of_the_call_it_served():
+    """The guard's arguments reach the session and its whole history: a worker waiting for
+    its next call must not hold them (or the guard, or its answer) alive."""
+    import gc
+    import weakref
+
+    class Held:
+        pass
+
+    def guard(tool_args):
+        return Verdict.deny("no", "holder")
+
+    runner = GuardRunner(lambda message: None)
+    args, answer_box = Held(), []
+    watched = weakref.ref(args)
+    answer_box.append(runner.run_sync([("holder", guard, ("tool_args",))],
+                                      {"tool_args": args}, 5.0))
+    assert answer_box == [[Verdict.deny("no", "holder")]]
+    del args, answer_box
+    gc.collect()
+    assert watched() is None, gc.get_referrers(watched())
