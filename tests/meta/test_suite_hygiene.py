@@ -166,10 +166,17 @@ def _is_clock_call(node: ast.AST) -> bool:
         or (node.func.attr == "time" and isinstance(owner, ast.Call)))  # get_running_loop()
 
 
-def _clock_difference(node: ast.AST, elapsed_names: set[str]) -> bool:
+def _clock_difference(node: ast.AST, elapsed_names: set[str],
+                      clock_names: frozenset[str] = frozenset()) -> bool:
+    """A subtraction with a clock reading on either side (a call, or a name assigned one),
+    or a name holding such a difference."""
+    def reading(side: ast.AST) -> bool:
+        return _is_clock_call(side) or isinstance(side, ast.Name) and side.id in clock_names
+
     for sub in sourcetrees.walk(node):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and any(
-                _is_clock_call(side) for side in (sub.left, sub.right)):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and (
+                _is_clock_call(sub.left) or _is_clock_call(sub.right)
+                or reading(sub.left) and reading(sub.right)):
             return True
         if isinstance(sub, ast.Name) and sub.id in elapsed_names:
             return True
@@ -190,12 +197,17 @@ def wall_clock_assertions(trees: dict[str, ast.Module]) -> list[str]:
     """Asserts on a difference of clock readings (elapsed time), and Hypothesis deadlines."""
     found = []
     for rel, tree in trees.items():
+        # names assigned a clock reading itself (``t0 = time.monotonic()``): a difference
+        # of two of them is elapsed time as much as ``time.monotonic() - t0`` is
+        clocks = frozenset(t.id for node in sourcetrees.walk(tree)
+                           if isinstance(node, ast.Assign) and _is_clock_call(node.value)
+                           for t in node.targets if isinstance(t, ast.Name))
         elapsed: set[str] = set()
         for node in sourcetrees.walk(tree):
-            if isinstance(node, ast.Assign) and _clock_difference(node.value, set()):
+            if isinstance(node, ast.Assign) and _clock_difference(node.value, set(), clocks):
                 elapsed |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         for node in sourcetrees.walk(tree):
-            if (isinstance(node, ast.Assert) and _clock_difference(node.test, elapsed)
+            if (isinstance(node, ast.Assert) and _clock_difference(node.test, elapsed, clocks)
                     or _hypothesis_deadline(node)):
                 found.append(f"{rel}:{node.lineno}")
     return found
@@ -251,6 +263,11 @@ def test_the_marker_checker(test_text, expected):
      "def test_a():\n    pass\n", False),
     ("import time\nd = time.monotonic() + 5\nassert time.monotonic() < d, 'bound'\n", False),
     ("import time\nnow = time.time()\nassert row['when'] <= now\n", False),
+    ("import time\na = time.monotonic()\nf()\nb = time.monotonic()\nassert b - a < 0.5\n",
+     True),
+    ("import time\na = time.monotonic()\nb = time.monotonic()\ntook = b - a\n"
+     "assert took < 0.5\n", True),
+    ("import time\na = time.monotonic()\nassert len(rows) - a_count == 2\n", False),
 ])
 def test_the_wall_clock_checker(text, caught):
     assert bool(wall_clock_assertions(_trees({"t.py": text}))) is caught
