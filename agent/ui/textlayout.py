@@ -28,8 +28,60 @@ class FastLayout(urwid.StandardTextLayout):
     def calculate_text_segments(self, text: Any, width: int, wrap: Any) -> Any:
         if (not isinstance(text, str) or width < 1 or wrap not in ("space", "any")
                 or not _plain_ascii(text)):
-            return super().calculate_text_segments(text, width, wrap)
+            segments = super().calculate_text_segments(text, width, wrap)
+            if isinstance(text, str) and width >= 1 and wrap in ("space", "any"):
+                return _fit_lines(text, width, segments)
+            return segments
         return _ascii_segments(text, width, wrap == "space")
+
+
+def _fit_lines(text: str, width: int, segments: list[list[tuple[int, ...]]]
+               ) -> list[list[tuple[int, ...]]]:
+    """The standard layout's lines, each re-split where the canvas would find it wider than
+    ``width``.
+
+    The standard layout measures a line piece by piece, the canvas measures the whole line
+    (``calc_width``, by grapheme): a zero-width character (a control, U+200B, a soft hyphen)
+    between a letter and a spacing mark such as U+1C24 makes the whole line one column wider
+    than its pieces, and urwid raises ``CanvasError`` while drawing: model text could stop the
+    screen.  Such a line is cut again by the canvas's own measure."""
+    from urwid.str_util import calc_width
+
+    fitted: list[list[tuple[int, ...]]] = []
+    for line in segments:
+        # (columns, start, end): a run of the text; (0, offset): where the line ended; any
+        # other segment (inserted spaces or bytes, a tab's) leaves the line as it is
+        ranges = [seg for seg in line if len(seg) == 3 and isinstance(seg[2], int)]
+        marks = [seg for seg in line if len(seg) == 2]
+        if ranges and len(ranges) + len(marks) == len(line) and not any(
+                mark[0] for mark in marks) and all(
+                a[2] == b[1] for a, b in zip(ranges, ranges[1:], strict=False)):
+            start, end = ranges[0][1], ranges[-1][2]
+            if calc_width(text, start, end) > width:
+                cut = _cut_by_width(text, start, end, width, calc_width)
+                cut[-1].extend(marks)
+                fitted.extend(cut)
+                continue
+        fitted.append(line)
+    return fitted
+
+
+def _cut_by_width(text: str, start: int, end: int, width: int, calc_width: Any
+                  ) -> list[list[tuple[int, ...]]]:
+    """``text[start:end]`` in lines the canvas measures at most ``width`` wide (a single
+    character wider than that still gets a line of its own, as the standard layout gives it;
+    a run that measures nothing on its own is left out, as a wrap leaves out a space)."""
+    lines: list[list[tuple[int, ...]]] = []
+    pos = start
+    while pos < end:
+        stop = pos + 1
+        while stop < end and calc_width(text, pos, stop + 1) <= width:
+            stop += 1
+        columns = calc_width(text, pos, stop)
+        if columns:
+            lines.append([(columns, pos, stop)])
+        pos = stop
+    return lines or [[(0, end)]]
 
 
 def _ascii_segments(text: str, width: int, at_spaces: bool) -> list[list[tuple[int, ...]]]:

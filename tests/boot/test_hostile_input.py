@@ -398,6 +398,9 @@ MARKDOWN = st.lists(st.one_of(
 @given(text=MARKDOWN)
 def test_any_text_renders_at_every_width(text):
     markdown = pytest.importorskip("plugins_builtin.markdown")
+    from agent.ui import textlayout
+
+    textlayout.install()  # the layout every Text gets in the app (agent/ui/app.py)
     for width in (1, 2, 7, 40, 120):
         canvas = markdown.render(text).render((width,))
         assert all(len(row) >= 0 for row in canvas.text)

@@ -36,3 +36,22 @@ def test_a_text_widget_shows_the_same_rows():
     fast = urwid.Text(text, layout=FAST).render((33,)).text
     standard = urwid.Text(text, layout=STANDARD).render((33,)).text
     assert fast == standard and len(fast) > 5
+
+
+#: a zero-width character between a letter and a spacing mark (U+1C24): urwid's standard
+#: layout measures the pieces (1 column), its canvas the whole line by grapheme (2 columns)
+UNEVEN = ["0\x08\u1c24", "0\u200b\u1c24", "0\xad\u1c24", "0\ufeff\u1c24",
+          "xxxxx0\x08\u1c24yyyyy", "ab 0\u200b\u1c24 cd", "a\n0\x08\u1c24\nb"]
+
+
+def test_text_the_standard_layout_measures_unevenly_still_draws_at_every_width():
+    import pytest
+
+    with pytest.raises(urwid.CanvasError):  # what model text did to the screen before
+        urwid.Text(UNEVEN[0], layout=STANDARD).render((1,))
+    for text in UNEVEN:
+        for width in range(1, 9):
+            canvas = urwid.Text(text, layout=FAST).render((width,))
+            assert canvas.cols() == width
+        shown = b"".join(urwid.Text(text, layout=FAST).render((3,)).text).decode()
+        assert all(ch in shown for ch in text if ch.isalnum() and ch.isascii()), (text, shown)
