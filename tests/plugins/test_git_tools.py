@@ -281,18 +281,25 @@ def _logging_git(tmp_path: Path, monkeypatch, hold: Path | None = None) -> Path:
     return log
 
 
+
+def _greeting_repo(tmp_path):
+    """A repository with one commit of hello.txt and an unstaged second line, its git run
+    without the sandbox (the git log the tests read is outside the workspace)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    repo = Repo(root, tmp_path / "agenthome", sandbox="off")
+    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
+    repo.write("hello.txt", "hello\nworld\n")
+    return repo
+
 async def test_show_and_commit_message_list_the_config_once_for_their_two_commands(
         tmp_path, monkeypatch):
     """git_show asks for the object's type (unless the ref names a path), then shows it;
     git_commit_message reads the staged diff, then the recent subjects.  Each lists the
     config once for its two commands (three git processes, not four), and both commands
     carry the overrides."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    repo = Repo(root, tmp_path / "agenthome", sandbox="off")  # the log is outside
-    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
-    repo.write("hello.txt", "hello\nworld\n")
+    repo = _greeting_repo(tmp_path)
     repo.git("add", "hello.txt")
     log = _logging_git(tmp_path, monkeypatch)
 
@@ -324,12 +331,7 @@ async def test_concurrent_calls_share_the_listing_in_flight_and_a_later_call_lis
     its command carries that filter's override."""
     import asyncio
 
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    repo = Repo(root, tmp_path / "agenthome", sandbox="off")  # the log is outside
-    repo.commit("Add greeting", **{"hello.txt": "hello\n"})
-    repo.write("hello.txt", "hello\nworld\n")
+    repo = _greeting_repo(tmp_path)
     log = _logging_git(tmp_path, monkeypatch)
 
     status, diff, history = await asyncio.gather(
