@@ -20,6 +20,7 @@ import tomllib
 import typing
 from pathlib import Path
 
+import lanes
 import pytest
 from hypothesis import settings
 
@@ -66,6 +67,12 @@ def lay_out_distribution(source: Path, target: Path) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Before any test module is collected: their @settings read lanes.examples() on import.
+    lanes.configure(config)
+    if lanes.fast_lane():
+        settings.register_profile("fast-lane", parent=settings.get_profile("suite"),
+                                  max_examples=lanes.examples(settings.default.max_examples))
+        settings.load_profile("fast-lane")
     # pytest collects garbage five times at the end of every process (for unraisable
     # exceptions of objects freed late): a full pass over a worker's heap (the SDKs,
     # hypothesis, every module) each time, 1-2 s of CPU a worker on the tail of the run.

@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent.boot.config import ConfigError, Paths, build, read_toml, update_file
 from agent.boot.headless import JsonPrinter, TextPrinter
@@ -32,7 +33,7 @@ from agent.contract.validate import check_arguments, parse_arguments
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = jsonschema.Draft202012Validator(
     json.loads((ROOT / "docs" / "events.schema.json").read_text()))
-FAST = settings(max_examples=100, deadline=None,
+FAST = settings(max_examples=examples(100), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 
@@ -198,7 +199,7 @@ def toml_documents():
     return st.one_of(structured, soup, lines, st.binary(max_size=120))
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=examples(200), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=toml_documents())
 def test_any_config_file_gives_a_config_or_an_error_naming_the_file(installed, tmp_path, raw):
@@ -272,7 +273,7 @@ def test_any_environment_gives_a_config_or_an_error_naming_the_variable(installe
         assert any(f"${name}" in str(exc) for name in env), str(exc)
 
 
-@settings(max_examples=80, deadline=None,
+@settings(max_examples=examples(80), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=toml_documents(), value=st.text(max_size=30))
 def test_updating_any_config_file_keeps_it_readable(tmp_path, raw, value):
@@ -358,7 +359,7 @@ def from_schema(schema: dict, draw, depth: int = 0):
     return draw(JSON_VALUES)
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(300), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_arguments_to_any_tool_validate_or_fail_clearly(installed, data):
@@ -393,7 +394,7 @@ MARKDOWN = st.lists(st.one_of(
     st.text(max_size=15)), max_size=40).map("".join)
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=examples(120), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(text=MARKDOWN)
 def test_any_text_renders_at_every_width(text):

@@ -23,12 +23,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent import Effects
 from agent.contract.tools import ToolResult
 from agent.loop import permissions as perm
 
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=examples(150), deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
@@ -117,20 +118,20 @@ def reference_glob(pattern: str, subject: str) -> bool:
 SMALL = st.text("ab*?/.\n", max_size=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pattern=SMALL, subject=st.text("ab/.\n", max_size=12))
 def test_permission_matcher_is_the_documented_glob(pattern, subject):
     assert perm.matches(pattern, subject) == reference_glob(pattern, subject)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pattern=SMALL.filter(lambda p: p.strip()), subject=st.text("ab/.\n", max_size=12))
 def test_registry_matcher_agrees_with_the_permission_matcher(pattern, subject):
     globs = pytest.importorskip("plugins_builtin.registry.globs")
     assert globs.glob_match(pattern, subject) == perm.matches(pattern, subject)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(stars=st.integers(1, 40), length=st.integers(1000, 20000))
 def test_no_pattern_hangs_either_matcher(stars, length):
     globs = pytest.importorskip("plugins_builtin.registry.globs")
@@ -298,7 +299,7 @@ def reset(ws: Path, outside: Path) -> None:
     _pristine[:] = [(snapshot(ws), snapshot(outside))]
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(patch=patches())
 @example(patch="*** Add File: link/new.txt\n+pwned")

@@ -6,6 +6,7 @@ import pytest
 from clirun import run_agent_here
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent import Effects, Tool, hookimpl
 from agent.loop import permissions as perm
@@ -172,7 +173,7 @@ def test_policy_explain_cli(tmp_path):
     assert proc.returncode == 2 and 'no tool named "nosuch"' in proc.stderr
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pattern=st.text(max_size=40), subject=st.text(max_size=200))
 def test_pattern_matcher_never_crashes_and_is_a_glob(pattern, subject):
     result = perm.matches(pattern, subject)

@@ -168,6 +168,7 @@ async def test_latin1_bytes_survive_an_edit_elsewhere(env):
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from lanes import examples  # noqa: E402
 
 WORDS = st.text(alphabet="abcxyz =()", min_size=1, max_size=8)
 MODEL_TEXT = st.lists(st.tuples(WORDS, st.sampled_from(["\n", "\r\n"])), min_size=1,
@@ -181,7 +182,7 @@ def shared_env(tmp_path_factory):
     return boot_files(tmp_path_factory.mktemp("layout"))
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(WORDS, min_size=2, max_size=6, unique=True),
        eol=st.sampled_from(["\n", "\r\n"]), bom=st.booleans(), final=st.booleans(),

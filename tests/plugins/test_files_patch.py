@@ -9,6 +9,7 @@ import tokentext
 from files_support import boot_files, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent import Effects
 from plugins_builtin.files.patch_parse import PatchError, parse_patch, touched_paths
@@ -134,7 +135,7 @@ MARKERISH = [
     "\\ No newline at end of file", "\r", "*** Move to:", "*** Add File:"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text())
 def test_parser_never_crashes_on_arbitrary_text(text):
     try:
@@ -144,7 +145,7 @@ def test_parser_never_crashes_on_arbitrary_text(text):
     assert ops and all(op.path for op in ops)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(tokentext.tokens(MARKERISH, max_size=30))
 def test_parser_never_crashes_on_marker_soup(lines):
     try:

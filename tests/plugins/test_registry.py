@@ -14,6 +14,7 @@ import pytest
 from fakeprovider import Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent import Effects, Tool, hookimpl
 from agent.testing import collect, gate_decision, make_boot, make_session
@@ -464,7 +465,7 @@ def _reference_glob(pattern: str, subject: str) -> bool:
     return re.fullmatch(regex, subject, re.DOTALL) is not None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet="ab*?/", max_size=8), st.text(alphabet="ab/", max_size=10))
 def test_glob_match_agrees_with_a_reference(pattern, subject):
     assert glob_match(pattern, subject) == _reference_glob(pattern, subject)

@@ -6,6 +6,7 @@ import pytest
 import tokentext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent.shell.parse import MAX_DEPTH, parse, simple_commands, split_commands, split_words, unwrap
 
@@ -193,7 +194,7 @@ SHELLISH = (list("ab rm-f $()`'\"\\;&|<>{}#\n\t=*!09") + [
     "<(", "))", "`", "timeout 5 ", "find -exec ", "eval "])
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tokentext.joined(SHELLISH, max_size=80))
 def test_never_raises_on_shell_like_text(text):
     script = parse(text)
@@ -201,7 +202,7 @@ def test_never_raises_on_shell_like_text(text):
         assert isinstance(cmd.argv, tuple)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.text(max_size=400))
 def test_never_raises_on_arbitrary_text(text):
     parse(text)

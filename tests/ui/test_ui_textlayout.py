@@ -5,6 +5,7 @@ from __future__ import annotations
 import urwid
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lanes import examples
 
 from agent.ui.textlayout import FastLayout
 
@@ -17,7 +18,7 @@ ascii_text = st.lists(st.one_of(st.text("abcXYZ.,`*", min_size=1, max_size=30),
                       max_size=40).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=ascii_text, width=st.integers(1, 40), wrap=st.sampled_from(["space", "any"]),
        align=st.sampled_from(["left", "center", "right"]))
 def test_ascii_layout_matches_the_standard_layout(text, width, wrap, align):
