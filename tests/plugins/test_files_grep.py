@@ -209,6 +209,35 @@ def test_find_rg_prefers_the_interpreters_scripts_dir():
     assert search.find_rg("/custom/rg") == "/custom/rg"
 
 
+def test_a_venv_with_system_site_packages_runs_the_base_installations_rg(tmp_path):
+    """A virtualenv made with ``--system-site-packages`` has no ``rg`` of its own when the
+    ripgrep wheel is installed in the base: grep runs the base's binary, not whatever
+    ``rg`` PATH names first (a pyenv shim costs bash and pyenv on every call)."""
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    base_rg = Path(sysconfig.get_path("scripts", vars=base)) / "rg"
+    if not (base_rg.is_file() and os.access(base_rg, os.X_OK)):
+        pytest.skip("the base interpreter has no ripgrep wheel installed")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(tmp_path / "venv")], check=True, capture_output=True, timeout=60)
+    on_path = tmp_path / "path"
+    on_path.mkdir()
+    _script(on_path / "rg", "exit 2\n")
+    checkout = Path(__file__).parents[2]
+    probe = subprocess.run(
+        [str(tmp_path / "venv" / "bin" / "python"), "-c",
+         "from plugins_builtin.files import search; print(search.find_rg())"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={**os.environ, "PATH": f"{on_path}{os.pathsep}{os.environ['PATH']}",
+             "PYTHONPATH": str(checkout)})
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == str(base_rg)
+
+
 async def test_env_var_forces_the_fallback(tmp_path, monkeypatch):
     env = boot_files(tmp_path)
     env.write("a.txt", "hit\n")
