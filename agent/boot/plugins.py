@@ -22,6 +22,11 @@ from typing import Any
 
 import pluggy
 
+try:  # what pluggy's own register uses; see _Manager.register
+    from pluggy._hooks import HookCaller, HookImpl, normalize_hookimpl_opts
+except ImportError:  # another pluggy: its register runs unchanged
+    HookCaller = HookImpl = normalize_hookimpl_opts = None  # type: ignore[assignment,misc]
+
 from agent.boot.entry_points import EntryPoint
 from agent.boot.entry_points import scan as scan_groups
 from agent.boot.lazy_plugins import LazyPlugin
@@ -90,6 +95,23 @@ _MISSING = object()
 _PARSED: weakref.WeakKeyDictionary[ModuleType, dict[str, tuple[object, Any]]] = \
     weakref.WeakKeyDictionary()
 
+#: The hook implementations :meth:`_Manager.register` built for a plugin module, by module
+#: and attribute, with the options they were built from.  pluggy's ``HookImpl`` holds the
+#: plugin, its name, the function, its argument names and the options, and nothing of the
+#: manager, so the next host registering the same module (a second plugin host; the test
+#: suite's in-process runs) takes the same one while all of those are the same.  Building one
+#: costs an ``inspect.signature`` (112 of them a load: about half of a load's CPU).  An
+#: implementation holds its module, so the entries of a module that is no longer the one
+#: imported under its name (forgotten, imported anew, or never imported) are dropped by
+#: :func:`new_manager`.
+_IMPLS: dict[ModuleType, dict[str, tuple[Any, dict[str, Any]]]] = {}
+
+#: Whether this pluggy has what :meth:`_Manager.register` uses of its internals (pluggy 1.x
+#: does); without it pluggy's own ``register`` runs.
+_REUSE_IMPLS = all(hasattr(HookCaller, part) for part in (
+    "_add_hookimpl", "_maybe_apply_history", "has_spec")) and all(
+    hasattr(pluggy.PluginManager, part) for part in ("_verify_hook", "_hookexec"))
+
 
 class _Manager(pluggy.PluginManager):
     """pluggy's manager, reading a :class:`LazyPlugin`'s hook options from its description
@@ -115,9 +137,49 @@ class _Manager(pluggy.PluginManager):
             self._parsed[name] = value, opts
         return opts
 
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's ``register``, except that a plugin module's hook implementations are
+        the ones this process built before for the same module, name, function and options
+        (:data:`_IMPLS`): building one inspects the function's signature, most of a load's
+        cost.  Anything else (an instance, a stand-in, a name already taken or blocked, a
+        pluggy without the parts used here) goes through pluggy's own ``register``."""
+        taken = getattr(self, "_name2plugin", None)
+        if not _REUSE_IMPLS or not isinstance(taken, dict) or not isinstance(plugin, ModuleType) \
+                or name is None or name in taken or plugin in taken.values():
+            return super().register(plugin, name)
+        taken[name] = plugin
+        known = _IMPLS.setdefault(plugin, {})
+        for attr in dir(plugin):
+            opts = self.parse_hookimpl_opts(plugin, attr)
+            if opts is None:
+                continue
+            normalize_hookimpl_opts(opts)
+            function = getattr(plugin, attr)
+            found = known.get(attr)
+            # the options as they were when it was built: pluggy hands out the function's own
+            # dict, which may have been changed in place since
+            if found is not None and found[0].function is function \
+                    and found[0].plugin_name == name and found[1] == opts:
+                impl = found[0]
+            else:
+                impl = HookImpl(plugin, name, function, opts)
+                known[attr] = impl, dict(opts)
+            hook_name = opts.get("specname") or attr
+            hook = getattr(self.hook, hook_name, None)
+            if hook is None:
+                hook = HookCaller(hook_name, self._hookexec)
+                setattr(self.hook, hook_name, hook)
+            elif hook.has_spec():
+                self._verify_hook(hook, impl)
+                hook._maybe_apply_history(impl)
+            hook._add_hookimpl(impl)
+        return name
+
 
 def new_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with the hookspecs, nothing registered (tests build their own)."""
+    for module in [m for m in _IMPLS if sys.modules.get(m.__name__) is not m]:
+        del _IMPLS[module]
     pm = _Manager("agent")
     pm.add_hookspecs(hookspecs)
     return pm

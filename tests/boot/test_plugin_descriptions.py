@@ -11,6 +11,7 @@ and the tools a plugin host built after a module changed registers.
 from __future__ import annotations
 
 import os
+import sys
 import types
 from pathlib import Path
 
@@ -112,8 +113,10 @@ def test_an_unchanged_plugin_is_described_alike_in_every_state_dir(tmp_path, fak
 
 
 
-def test_a_plugin_module_changed_in_place_registers_what_it_now_holds(tmp_path):
+def test_a_plugin_module_changed_in_place_registers_what_it_now_holds(tmp_path, monkeypatch):
     module = types.ModuleType("changing_plugin")
+    # imported, as an installed plugin is: what a host built for it may be reused
+    monkeypatch.setitem(sys.modules, module.__name__, module)
 
     async def run(args, ctx):
         return "ok"
@@ -124,15 +127,17 @@ def test_a_plugin_module_changed_in_place_registers_what_it_now_holds(tmp_path):
             register(Tool(name=name, description="d", parameters={"type": "object"}, run=run))
         return agent_register_tools
 
-    def tools():
+    def tools(plugin_name="changing"):
         config, hooks = make_boot(tmp_path, tmp_path, builtins=["core"],
-                                  extra=[("changing", module)])
+                                  extra=[(plugin_name, module)])
         return {name for name, tool in hooks.tools(config).items()
-                if getattr(tool, "plugin", "") == "changing"}
+                if getattr(tool, "plugin", "") == plugin_name}
 
     module.agent_register_tools = offering("first_tool")
     assert tools() == {"first_tool"}
     assert tools() == {"first_tool"}  # registered again, unchanged
+    assert tools("renamed") == {"first_tool"}  # the same module under another name
+    assert tools() == {"first_tool"}
     module.agent_register_tools = offering("second_tool")  # replaced
     assert tools() == {"second_tool"}
     del module.agent_register_tools
@@ -145,3 +150,42 @@ def test_a_plugin_module_changed_in_place_registers_what_it_now_holds(tmp_path):
     assert tools() == set()
     module.agent_register_tools = offering("fourth_tool")
     assert tools() == {"fourth_tool"}
+
+
+def test_hook_options_changed_in_place_are_what_the_next_load_registers(tmp_path, monkeypatch):
+    module = types.ModuleType("optional_plugin")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+
+    @hookimpl(optionalhook=True)  # a hook of a later agent: fine to be unknown here
+    def agent_hook_of_a_later_version(config):
+        raise AssertionError("never called")
+
+    module.agent_hook_of_a_later_version = agent_hook_of_a_later_version
+
+    def state():
+        config, _hooks = make_boot(tmp_path, tmp_path, builtins=["core"],
+                                   extra=[("optional", module)])
+        return config.plugins.status["optional"].state
+
+    assert state() == "enabled"
+    assert state() == "enabled"
+    agent_hook_of_a_later_version.agent_impl["optionalhook"] = False  # the same function
+    assert state() == "failed"  # a misspelt hook now
+    agent_hook_of_a_later_version.agent_impl["optionalhook"] = True
+    assert state() == "enabled"
+
+
+def test_a_plugin_module_whose_hook_does_not_fit_fails_on_every_load(tmp_path, monkeypatch):
+    module = types.ModuleType("misfit_plugin")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+
+    @hookimpl
+    def agent_register_tools(register, not_a_hook_argument):
+        raise AssertionError("never called")
+
+    module.agent_register_tools = agent_register_tools
+    for _ in range(2):
+        config, _hooks = make_boot(tmp_path, tmp_path, builtins=["core"],
+                                   extra=[("misfit", module)])
+        status = config.plugins.status["misfit"]
+        assert status.state == "failed" and "not_a_hook_argument" in status.error
