@@ -170,6 +170,11 @@ class Recorder:
             try:
                 self._index = json.loads((self.dir / "index.json").read_text())
                 self._index_on_disk = json.dumps(self._index)
+            except FileNotFoundError:
+                # no file reads as an empty index: an empty one is not written (a run that
+                # changed no file costs no write and no fsync)
+                self._index = {}
+                self._index_on_disk = json.dumps(self._index)
             except (OSError, ValueError):
                 self._index = {}
         return self._index

@@ -282,6 +282,38 @@ def test_a_prompt_that_changes_nothing_does_not_rewrite_the_index(tmp_path):
     assert json.loads(index.read_text())["f1.txt"][1] == len("changed, and longer\n")
 
 
+async def test_a_turn_that_changes_no_file_writes_nothing_of_undo(tmp_path, fake_provider):
+    """A turn whose only call reads (no snapshot was taken) leaves no undo file in the state
+    dir: an empty index is what a missing one reads as, so it is not written (and fsynced).
+    The next turn's write is still recorded and undone."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    seen: list[str] = []
+
+    class Writer:
+        @hookimpl
+        def agent_register_tools(self, register, config):
+            register(_writer(seen))
+
+    config, hooks = make_boot(ws, home, builtins=["openai", "undo", "time"],
+                              extra=[("writer", Writer())], flags={"yolo": True})
+    session = make_session(config, hooks, base_url=fake_provider.openai_url)
+    fake_provider.script(Reply.tool_call("current_time", {}), Reply.text("noon"))
+    await collect(session, "what time is it")
+    assert "current_time" in [t["function"]["name"]
+                              for t in fake_provider.requests[0].body["tools"]]
+    assert [p for p in (home / "state" / "undo").rglob("*") if p.is_file()] == []
+    fake_provider.script(Reply.tool_call("put", {"path": "a.txt"}), Reply.text("done"))
+    await collect(session, "write a.txt")
+    assert (ws / "a.txt").read_text() == "new"
+    assert [p.name for p in (home / "state" / "undo").rglob("index.json")] == ["index.json"]
+    recorder = next(p for p in config.plugins.pm.get_plugins()
+                    if isinstance(p, undo_plugin.Recorder))
+    recorder.undo()
+    assert not (ws / "a.txt").exists()
+
+
 def test_old_checkpoints_are_capped_and_their_objects_collected(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
