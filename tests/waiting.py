@@ -35,3 +35,35 @@ async def until(check: Callable[[], T], what: str, timeout: float = 20.0,
             raise AssertionError(f"waited {timeout} s for {what}")
         await asyncio.sleep(every)
     return got
+
+
+class LoopClock:
+    """The running event loop's clock, moved on by hand.
+
+    A deadline the code under test keeps on its event loop's clock (``asyncio`` timers and
+    ``loop.time()``: the stream deadlines of ``agent.loop.streaming``) fires when the test
+    moves the clock past it.  So the deadline can be generous in real time (a loaded machine
+    never reaches it first) and still cost nothing to fire.  Real time goes on as well; the
+    clock is only ever moved forward, and stays moved for the rest of the loop's life (a
+    test's loop is its own)."""
+
+    #: How far past the instant asked for the clock is moved (float rounding aside).
+    MARGIN = 0.001
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.offset = 0.0
+        self._real = self.loop.time
+        self.loop.time = self.now  # type: ignore[method-assign]  # every timer reads it
+
+    def now(self) -> float:
+        """The loop's time: its own clock plus every move so far."""
+        return self._real() + self.offset
+
+    def move_past(self, since: float, seconds: float) -> None:
+        """Move the clock on until just over ``seconds`` have passed on it since ``since``, a
+        ``time.monotonic()`` reading taken after the last move (when a request arrived, say:
+        ``fakeprovider.Request.time``)."""
+        gap = since + self.offset + seconds + self.MARGIN - self.now()
+        if gap > 0:
+            self.offset += gap

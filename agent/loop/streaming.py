@@ -28,7 +28,6 @@ import json
 import random
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -81,12 +80,17 @@ def _seconds(value: float) -> str:
 
 class Deadlines:
     """The clock of one model request: the overall deadline, and the idle deadline of the
-    attempt in progress.  ``now`` is injectable for the module's own unit tests."""
+    attempt in progress.
 
-    def __init__(self, policy: StreamPolicy, now: Callable[[], float] = time.monotonic) -> None:
+    ``now`` is the running event loop's clock unless given: the deadlines are kept on the
+    clock of the timers that enforce them, so a loop whose clock is moved on (a test that
+    fires a 30 s deadline without waiting 30 s) moves both together.  For the standard loops
+    it is ``time.monotonic``."""
+
+    def __init__(self, policy: StreamPolicy, now: Callable[[], float] | None = None) -> None:
         self.policy = policy
-        self.now = now
-        self.started = now()
+        self.now = now if now is not None else asyncio.get_running_loop().time
+        self.started = self.now()
         self.overall_at = self.started + policy.deadline
         self.idle_at = self.started + policy.idle
         #: Retries made so far (0 on the first attempt); providers tell the server, as the
@@ -133,7 +137,7 @@ class Deadlines:
         """Await ``awaitable`` (e.g. sending the request) within the next deadline."""
         when, which = self._next()
         loop = asyncio.get_running_loop()
-        # Deadlines are kept on time.monotonic; asyncio's clock may differ, so convert.
+        # An injected ``now`` may differ from the loop's clock, so convert.
         timer = asyncio.timeout_at(loop.time() + (when - self.now()))
         try:
             async with timer:

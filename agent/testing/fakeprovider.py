@@ -115,6 +115,8 @@ class Reply:
         self.keepalive_after: int | None = None
         self.keepalive_every = 0.05
         self.keepalive_kind = "comment"
+        #: keep-alives sent so far (a test waits for them instead of for time to pass)
+        self.keepalives_sent = 0
         self.reset_after: int | None = None
         self.inject_after: int | None = None
         self.inject_raw = ""
@@ -192,7 +194,8 @@ class Reply:
         send only keep-alives every ``every`` seconds until the client leaves or the server
         stops: ``kind`` ``comment`` is an SSE comment line (``: keep-alive``), ``ping`` an
         event that carries nothing in the request's format (anthropic ``ping``, responses
-        ``response.in_progress``, a chat chunk with an empty delta)."""
+        ``response.in_progress``, a chat chunk with an empty delta).  ``keepalives_sent``
+        counts them as they go out."""
         reply = reply or cls("output that never ends", pieces=6)
         reply.keepalive_after = after
         reply.keepalive_every = every
@@ -703,6 +706,7 @@ class _Handler(BaseHTTPRequestHandler):
         while not self.server.fake._stopping.wait(reply.keepalive_every):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(ping), ping))
             self.wfile.flush()
+            reply.keepalives_sent += 1
 
     def _stream(self, events: list[bytes], reply: Reply, fmt: str = "chat") -> None:
         self.send_response(200)

@@ -52,7 +52,8 @@ async def test_a_reset_after_connecting_is_not_reported_as_could_not_connect(tmp
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_a_reset_before_the_answer_is_retried(tmp_path, fake_provider, fmt):
     fake_provider.script(Reply.reset(), Reply.text("second try"))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1)
+    # No backoff: the retry is the subject, not its wait (test_provider_retries.py has that).
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, retry_backoff=0)
     events = await collect(session, "hello")
     assert events[-1].reason == "end" and session.messages[-1].text == "second try"
     assert len(fake_provider.requests) == 2

@@ -6,17 +6,23 @@ what the next request carried), never on elapsed time.
 
 Where a deadline must fire (every attempt ends on it) it is ``FIRES``, short; where one must
 not fire before something arrives (the first content, the retry's answer) it stays ``IDLE``,
-a generous multiple of what a loaded machine takes.  Retries wait no backoff
+a generous multiple of what a loaded machine takes.  Where the test can tell when the
+deadline's clock started (a request's arrival) it is ``LONG``, far beyond any load's pause,
+and the test fires it by moving the event loop's clock past it (``waiting.LoopClock``) once
+what must not count as progress has arrived.  The headless runs keep real time: they are
+what proves a deadline fires without anyone moving a clock.  Retries wait no backoff
 (``retry_backoff = 0``): the backoff's schedule is tested in test_provider_retries.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
 from faultkit import FORMATS, IDS, error_of, mid_text, next_prompt_works, open_session, shown_text
+from waiting import LoopClock, until
 from wirecheck import assert_human
 
 from agent.contract import events as ev
@@ -27,10 +33,34 @@ IDLE = 0.5
 #: request to reach the server first (so the server counts each attempt), and five of the
 #: fake provider's keep-alives (every 0.05 s) arrive within it.
 FIRES = 0.25
+#: A deadline the test fires by moving the loop's clock (``LoopClock``): never reached in
+#: real time, however loaded the machine.
+LONG = 30
+#: Keep-alives every ``EVERY`` s; ``KEEPALIVES`` of them arrive before the clock is moved.
+EVERY = 0.01
+KEEPALIVES = 5
 
 
 def notices(events) -> list[str]:
     return [e.text for e in events if isinstance(e, ev.NoticeEvent)]
+
+
+class Turn:
+    """A prompt's turn running as a task, its events collected as they come."""
+
+    def __init__(self, session, prompt: str) -> None:
+        self.events: list = []
+        self.task = asyncio.ensure_future(self._run(session, prompt))
+
+    async def _run(self, session, prompt: str) -> None:
+        async for event in session.run(prompt):
+            self.events.append(event)
+
+    async def ended(self) -> list:
+        """The events, once the turn ended (bounded in real time, not on the loop's clock)."""
+        await until(self.task.done, "the turn to end")
+        self.task.result()
+        return self.events
 
 
 def host(srv) -> str:
@@ -41,12 +71,22 @@ def host(srv) -> str:
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_keepalives_forever_before_any_output_end_the_turn(tmp_path, fake_provider, fmt,
                                                                 kind):
-    fake_provider.script(Reply.keepalive(kind=kind), Reply.keepalive(kind=kind))
+    replies = [Reply.keepalive(kind=kind, every=EVERY), Reply.keepalive(kind=kind, every=EVERY)]
+    fake_provider.script(*replies)
     session = open_session(tmp_path, fake_provider, fmt, retries=1,
-                           stream_idle_timeout=FIRES, retry_backoff=0)
-    events = await collect(session, "hello")
+                           stream_idle_timeout=LONG, retry_backoff=0)
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    for n, reply in enumerate(replies):
+        await until(lambda r=reply: r.keepalives_sent >= KEEPALIVES,
+                    f"keep-alives in answer to attempt {n + 1}")
+        # Past the idle deadline as counted from the request's arrival (the attempt's clock
+        # started before it), short of one a keep-alive (every EVERY s after it) restarted:
+        # if keep-alives counted as progress, the deadline would never come.
+        clock.move_past(fake_provider.requests[n].time, LONG)
+    events = await turn.ended()
     error = error_of(events)
-    assert error.error == (f"{host(fake_provider)} sent no content for {FIRES:g} s "
+    assert error.error == (f"{host(fake_provider)} sent no content for {LONG:g} s "
                            "(stream_idle_timeout) (after 1 retry)")
     assert_human(error.error)
     assert len(fake_provider.requests) == 2  # retried once, within max_retries
@@ -93,14 +133,20 @@ async def test_keepalives_after_output_end_the_step_and_keep_what_arrived(tmp_pa
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_a_stream_that_trickles_forever_ends_at_the_request_deadline(tmp_path,
                                                                           fake_provider, fmt):
-    # Real content, slowly: the idle deadline never fires, the overall one does.
+    # Real content, slowly (8 s of it): the idle deadline never fires, the overall one does.
     fake_provider.script(Reply("word " * 400, pieces=400, delay=0.02))
-    session = open_session(tmp_path, fake_provider, fmt, retries=2, stream_idle_timeout=5,
-                           request_deadline=0.6)
-    events = await collect(session, "hello")
+    session = open_session(tmp_path, fake_provider, fmt, retries=2,
+                           stream_idle_timeout=2 * LONG, request_deadline=LONG)
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    await until(lambda: shown_text(turn.events), "the first words")
+    # Past the overall deadline as counted from the request's arrival (the request's clock
+    # started before it); the idle one, restarted by every word, is a LONG further off.
+    clock.move_past(fake_provider.requests[0].time, LONG)
+    events = await turn.ended()
     error = error_of(events)
     assert error.error == (f"{host(fake_provider)} did not finish answering within "
-                           "request_deadline = 0.6 s")
+                           f"request_deadline = {LONG} s")
     shown = shown_text(events)
     assert shown.startswith("word") and session.messages[-1].text == shown
     assert len(fake_provider.requests) == 1
