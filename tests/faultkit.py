@@ -3,7 +3,10 @@ and the check that the prompt after a failure works."""
 
 from __future__ import annotations
 
+import asyncio
+
 from fakeprovider import Reply
+from waiting import until
 from wirecheck import assert_valid_request
 
 from agent import NO_EFFECTS, Tool, hookimpl
@@ -12,6 +15,10 @@ from agent.testing import collect, make_boot, make_session
 
 FORMATS = [("openai", "chat"), ("openai", "responses"), ("anthropic", "")]
 IDS = ["chat", "responses", "anthropic"]
+
+#: A deadline or timeout a test fires by moving the event loop's clock past it
+#: (``waiting.LoopClock``): never reached in real time, however loaded the machine.
+LONG = 30
 
 #: SSE events to let through so that some, not all, of a 3- or 4-piece answer arrives.
 MID_TEXT = {"chat": 3, "responses": 6, "anthropic": 4}
@@ -74,3 +81,21 @@ async def next_prompt_works(session, srv) -> list[str]:
 
 def shown_text(events) -> str:
     return "".join(e.text for e in events if isinstance(e, ev.TextEvent))
+
+
+class Turn:
+    """A prompt's turn running as a task, its events collected as they come."""
+
+    def __init__(self, session, prompt: str) -> None:
+        self.events: list = []
+        self.task = asyncio.ensure_future(self._run(session, prompt))
+
+    async def _run(self, session, prompt: str) -> None:
+        async for event in session.run(prompt):
+            self.events.append(event)
+
+    async def ended(self) -> list:
+        """The events, once the turn ended (bounded in real time, not on the loop's clock)."""
+        await until(self.task.done, "the turn to end")
+        self.task.result()
+        return self.events

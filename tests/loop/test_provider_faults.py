@@ -8,18 +8,22 @@ formats, through the real SDKs."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from fakeprovider import Reply
 from faultkit import (
     FORMATS,
     IDS,
+    LONG,
+    Turn,
     error_of,
     mid_text,
     next_prompt_works,
     open_session,
     shown_text,
 )
+from waiting import LoopClock, until
 from wirecheck import assert_human, assert_valid_request
 
 from agent.contract import events as ev
@@ -133,12 +137,23 @@ async def test_error_event_inside_the_stream(tmp_path, fake_provider, fmt):
 # ---- stalls -----------------------------------------------------------------------------------
 
 
+# The SDK's read timeout (``request_timeout``) is LONG and fired by moving the event loop's
+# clock (its timeouts are kept on it) past it plus SLACK: the read being timed starts a
+# little after the moment the test knows of (the request's arrival, the words shown).  The
+# stream's own idle deadline (60 s by default) stays further off.
+SLACK = 5
+
+
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_stall_past_the_timeout_is_a_clear_error(tmp_path, fake_provider, fmt):
-    fake_provider.script(Reply.stall(10))
-    session = open_session(tmp_path, fake_provider, fmt, request_timeout=0.4)
-    error = error_of(await collect(session, "hello"))
-    assert "timed out" in error.error  # the client's timeout, not the server closing at 10 s
+    fake_provider.script(Reply.stall(60))
+    session = open_session(tmp_path, fake_provider, fmt, request_timeout=LONG)
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    await until(lambda: fake_provider.requests, "the request")
+    clock.move_past(fake_provider.requests[0].time, LONG + SLACK)
+    error = error_of(await turn.ended())
+    assert "timed out" in error.error  # the client's timeout, not the server closing at 60 s
     assert_human(error.error)
     await next_prompt_works(session, fake_provider)
 
@@ -146,9 +161,13 @@ async def test_stall_past_the_timeout_is_a_clear_error(tmp_path, fake_provider, 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_stall_mid_answer_keeps_the_partial_answer(tmp_path, fake_provider, fmt):
     after = mid_text(fmt)
-    fake_provider.script(Reply.stall(10, after=after, reply=Reply("Half of it", pieces=3)))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=0.4)
-    events = await collect(session, "hello")
+    fake_provider.script(Reply.stall(60, after=after, reply=Reply("Half of it", pieces=3)))
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=LONG)
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    await until(lambda: shown_text(turn.events), "some of the answer")
+    clock.move_past(time.monotonic(), LONG + SLACK)
+    events = await turn.ended()
     error = error_of(events)
     assert "timed out" in error.error
     shown = shown_text(events)

@@ -9,7 +9,8 @@ import re
 
 import pytest
 from fakeprovider import Reply
-from faultkit import FORMATS, IDS, error_of, next_prompt_works, open_session
+from faultkit import FORMATS, IDS, LONG, Turn, error_of, next_prompt_works, open_session
+from waiting import LoopClock, until
 from wirecheck import assert_human
 
 from agent.contract import events as ev
@@ -108,10 +109,16 @@ async def test_401_is_not_retried_and_names_the_status(tmp_path, fake_provider, 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_stall_before_the_answer_is_retried(tmp_path, fake_provider, fmt):
-    fake_provider.script(Reply.stall(10), Reply.text("second try"))
-    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=0.4,
+    fake_provider.script(Reply.stall(60), Reply.text("second try"))
+    session = open_session(tmp_path, fake_provider, fmt, retries=1, request_timeout=LONG,
                            retry_backoff=0)
-    events = await collect(session, "hello")
+    # The SDK's read timeout is kept on the event loop's clock: fired by moving that past it
+    # (plus slack: the read starts a little after the request arrived), not by waiting.
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    await until(lambda: fake_provider.requests, "the first attempt's request")
+    clock.move_past(fake_provider.requests[0].time, LONG + 5)
+    events = await turn.ended()
     assert events[-1].reason == "end" and session.messages[-1].text == "second try"
     assert len(fake_provider.requests) == 2
     await next_prompt_works(session, fake_provider)

@@ -15,13 +15,23 @@ what proves a deadline fires without anyone moving a clock.  Retries wait no bac
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
-from faultkit import FORMATS, IDS, error_of, mid_text, next_prompt_works, open_session, shown_text
+from faultkit import (
+    FORMATS,
+    IDS,
+    LONG,
+    Turn,
+    error_of,
+    mid_text,
+    next_prompt_works,
+    open_session,
+    shown_text,
+)
 from waiting import LoopClock, until
 from wirecheck import assert_human
 
@@ -33,9 +43,6 @@ IDLE = 0.5
 #: request to reach the server first (so the server counts each attempt), and five of the
 #: fake provider's keep-alives (every 0.05 s) arrive within it.
 FIRES = 0.25
-#: A deadline the test fires by moving the loop's clock (``LoopClock``): never reached in
-#: real time, however loaded the machine.
-LONG = 30
 #: Keep-alives every ``EVERY`` s; ``KEEPALIVES`` of them arrive before the clock is moved.
 EVERY = 0.01
 KEEPALIVES = 5
@@ -45,22 +52,20 @@ def notices(events) -> list[str]:
     return [e.text for e in events if isinstance(e, ev.NoticeEvent)]
 
 
-class Turn:
-    """A prompt's turn running as a task, its events collected as they come."""
-
-    def __init__(self, session, prompt: str) -> None:
-        self.events: list = []
-        self.task = asyncio.ensure_future(self._run(session, prompt))
-
-    async def _run(self, session, prompt: str) -> None:
-        async for event in session.run(prompt):
-            self.events.append(event)
-
-    async def ended(self) -> list:
-        """The events, once the turn ended (bounded in real time, not on the loop's clock)."""
-        await until(self.task.done, "the turn to end")
-        self.task.result()
-        return self.events
+async def quiet_after_words(turn: Turn, reply: Reply) -> float:
+    """A ``time.monotonic()`` reading taken after the last words of ``reply`` (a
+    ``Reply.keepalive(after=...)``) reached the session, with ``KEEPALIVES`` keep-alives sent
+    since: what an idle deadline counts from, and what those keep-alives must not move.  The
+    fake sends every word before its first keep-alive; a reading after which more words
+    still arrived is taken again."""
+    await until(lambda: shown_text(turn.events) and reply.keepalives_sent >= KEEPALIVES,
+                "the first words, then keep-alives")
+    while True:
+        since, shown, sent = time.monotonic(), shown_text(turn.events), reply.keepalives_sent
+        await until(lambda sent=sent: reply.keepalives_sent >= sent + KEEPALIVES,
+                    "keep-alives after the words")
+        if shown_text(turn.events) == shown:
+            return since
 
 
 def host(srv) -> str:
@@ -115,14 +120,20 @@ async def test_a_stall_after_the_headers_is_retried_and_the_retry_answers(tmp_pa
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 async def test_keepalives_after_output_end_the_step_and_keep_what_arrived(tmp_path,
                                                                          fake_provider, fmt):
-    fake_provider.script(Reply.keepalive(after=mid_text(fmt), kind="ping",
-                                         reply=Reply("Half of the answer", pieces=3)))
+    reply = Reply.keepalive(after=mid_text(fmt), kind="ping", every=EVERY,
+                            reply=Reply("Half of the answer", pieces=3))
+    fake_provider.script(reply)
     session = open_session(tmp_path, fake_provider, fmt, retries=3,
-                           stream_idle_timeout=IDLE)
-    events = await collect(session, "hello")
+                           stream_idle_timeout=LONG)
+    clock = LoopClock()
+    turn = Turn(session, "hello")
+    # Past the idle deadline as counted from the last words, short of one restarted by the
+    # keep-alives that followed them.
+    clock.move_past(await quiet_after_words(turn, reply), LONG)
+    events = await turn.ended()
     error = error_of(events)
     assert error.error == (f"{host(fake_provider)} stopped sending in the middle of the "
-                           f"answer: no content for {IDLE:g} s (stream_idle_timeout)")
+                           f"answer: no content for {LONG:g} s (stream_idle_timeout)")
     shown = shown_text(events)
     assert shown and session.messages[-1].text == shown
     assert len(fake_provider.requests) == 1  # output had begun: never replayed
