@@ -37,7 +37,7 @@ def test_a_quarter_of_the_examples_in_the_fast_lane_and_all_in_the_whole_suite(m
 
 def _literal_counts(tree: ast.Module) -> list[int]:
     """Lines where ``max_examples=`` is given something other than ``examples(...)``."""
-    return [kw.value.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+    return [kw.value.lineno for node in sourcetrees.walk(tree) if isinstance(node, ast.Call)
             for kw in node.keywords if kw.arg == "max_examples"
             and not (isinstance(kw.value, ast.Call) and isinstance(kw.value.func, ast.Name)
                      and kw.value.func.id == "examples")]
