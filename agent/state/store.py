@@ -24,6 +24,9 @@ Only the standard library is imported, so opening the store costs a few millisec
 from __future__ import annotations
 
 import json
+import logging
+import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -39,6 +42,8 @@ from agent.state.schema import SchemaError, StoreSchema, statements
 from agent.state.schema import apply as apply_schemas
 
 DB_NAME = "agent.db"
+
+log = logging.getLogger("agent.state")
 
 #: How long a writer waits for another process's write transaction, in milliseconds.
 BUSY_TIMEOUT_MS = 10_000
@@ -176,9 +181,12 @@ def connect(path: Path | str, migrations: list[str] | None = None,
     """
     migrations = MIGRATIONS if migrations is None else migrations
     path = Path(path)
+    schemas = list(schemas)
     try:
         # 0700 dir, 0600 file before SQLite opens it: its -wal and -shm take the file's mode.
         private_dir(path.parent)
+        if not os.path.lexists(path):
+            _create_whole(path, migrations, schemas)
         open_private(path)
         for suffix in ("-wal", "-shm"):
             tighten(f"{path}{suffix}")
@@ -187,7 +195,7 @@ def connect(path: Path | str, migrations: list[str] | None = None,
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
     try:
-        _set_up(conn, migrations, path, list(schemas))
+        _set_up(conn, migrations, path, schemas)
     except SchemaError as exc:
         conn.close()
         raise StoreError(str(exc)) from None
@@ -198,6 +206,94 @@ def connect(path: Path | str, migrations: list[str] | None = None,
         conn.close()
         raise
     return conn
+
+
+#: The bytes of a database :func:`_create_whole` built, by what it was built from (SQLite's
+#: version, the core's migrations, each plugin schema's name and SQL): a process creating
+#: another new state database (an embedder's second state dir; the test suite's in-process
+#: runs, each in a new ``AGENT_HOME``) writes the same bytes instead of running the same
+#: statements again.  Schemas with a function among their migrations are built each time.
+_IMAGES: dict[tuple[Any, ...], bytes] = {}
+
+
+def _image_key(migrations: list[str], schemas: list[StoreSchema]) -> tuple[Any, ...] | None:
+    if not all(isinstance(step, str) for schema in schemas for step in schema.migrations):
+        return None
+    return (sqlite3.sqlite_version, tuple(migrations),
+            tuple((schema.name, tuple(schema.migrations)) for schema in schemas))
+
+
+def _create_whole(path: Path, migrations: list[str], schemas: list[StoreSchema]) -> None:
+    """Make the new database ``path`` whole, or not at all: built (WAL mode, every
+    migration) in a hidden file beside it without a sync per step, synced once, then
+    hard-linked into place, which never replaces a database another process made meanwhile
+    (that one is used).  Building in place switched the journal to WAL and migrated with
+    eight fdatasyncs; this takes two (the file, the directory), and a crash leaves either no
+    database or a complete one (at worst a hidden ``.agent.db.*.new`` file beside it).
+
+    Best effort: where it cannot be done (no hard links on this filesystem, a migration that
+    fails, a full disk) it leaves nothing behind and :func:`connect` builds the database in
+    place as before, reporting what fails there."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
+    key = _image_key(migrations, schemas)
+    linked = False
+    try:
+        image = _IMAGES.get(key) if key is not None else None
+        fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            if image is None:
+                _build(temp, migrations, schemas)
+                if key is not None:
+                    _IMAGES[key] = os.pread(fd, os.fstat(fd).st_size, 0)
+            else:
+                view = memoryview(image)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, path)
+        linked = True
+    except FileExistsError:
+        pass  # another process made it meanwhile: that one is opened
+    except (OSError, sqlite3.Error, SchemaError, StoreError) as exc:
+        log.debug("%s: not built whole (%s); building it in place", path, exc)
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{temp}{suffix}")
+            except OSError:
+                pass
+    if linked:
+        _sync_dir(path.parent)
+
+
+def _build(temp: Path, migrations: list[str], schemas: list[StoreSchema]) -> None:
+    """The whole schema in the new, empty file ``temp``, checkpointed into it on close (its
+    header keeps WAL mode).  No syncs: the caller syncs the finished file once."""
+    conn = sqlite3.connect(str(temp), isolation_level=None)
+    try:
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA journal_mode = WAL")
+        _migrate(conn, migrations, temp)
+        apply_schemas(conn, schemas, temp)
+    finally:
+        conn.close()
+
+
+def _sync_dir(directory: Path) -> None:
+    """Make a new entry of ``directory`` durable (a filesystem that cannot is let be)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path,
