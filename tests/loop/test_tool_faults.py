@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 from fakeprovider import Reply
-from faultkit import FORMATS, IDS, next_prompt_works, open_session
+from faultkit import FORMATS, IDS, Turn, next_prompt_works, open_session
+from waiting import LoopClock, until
 from wirecheck import assert_valid_request
 
 from agent import NO_EFFECTS, Tool, hookimpl
@@ -126,6 +128,12 @@ async def test_fifty_megabytes_of_output_reach_the_model_capped(tmp_path, fake_p
     assert held < 5_000_000, held
 
 
+def live_output(events, call_id: str) -> str:
+    """What the tool call ``call_id`` printed so far, as it streamed."""
+    return "".join(e.chunk for e in events
+                   if isinstance(e, ev.ToolOutputEvent) and e.id == call_id)
+
+
 @pytest.fixture
 def shell_session(tmp_path, fake_provider):
     return open_session(tmp_path, fake_provider, FORMATS[0], builtins=["bash"],
@@ -153,7 +161,16 @@ async def test_bash_that_never_ends_is_killed_at_its_timeout(shell_session, fake
                         id="c1"),
         Reply.tool_call("bash", {"command": "yes flood", "timeout": 1000}, id="c2"),
         Reply.text("it hung"))
-    events = await collect(shell_session, "hang")
+    # Each timeout is kept on the event loop's clock: fired by moving that on, once the
+    # command's output shows it runs (its wait began before it could print), and for the
+    # flood once it printed more than a result keeps.
+    clock = LoopClock()
+    turn = Turn(shell_session, "hang")
+    await until(lambda: "started" in live_output(turn.events, "c1"), "the first command")
+    clock.move_past(time.monotonic(), 1.0)
+    await until(lambda: len(live_output(turn.events, "c2")) > 2 * RESULT_CAP, "the flood")
+    clock.move_past(time.monotonic(), 1.0)
+    events = await turn.ended()
     assert events[-1].reason == "end"
     first = tool_messages(fake_provider.requests[1])["c1"]
     assert first.startswith("exit: 143 (killed by SIGTERM; timeout is 1000ms)"), first

@@ -9,6 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from waiting import LoopClock
 
 from agent import Effects
 from agent.contract.messages import Message, TextPart, ToolCallPart
@@ -198,12 +199,20 @@ async def test_output_streams_live_before_the_command_ends(boot):
     assert result.output == "exit: 0\nstdout:\nfirst\nsecond"
 
 
+def past_the_timeout(clock: LoopClock, timeout_ms: int) -> None:
+    """Move the loop's clock (the tool's timeout is kept on it) past a command's timeout, once
+    its processes are seen: its wait began before they were, when the command started."""
+    clock.move_past(time.monotonic(), timeout_ms / 1000)
+
+
 async def test_timeout_kills_the_whole_group(boot, tmp_path):
     config, _, bash = boot
     pgid_file = new_token()
+    clock = LoopClock()
     task = asyncio.create_task(run_tool(
         bash, {"command": TREE.format(pgid=pgid_file), "timeout": 1000}, config))
     _, members = await wait_for_sleepers(pgid_file)
+    past_the_timeout(clock, 1000)
     result = await task
     assert result.output.startswith("exit: 143 (killed by SIGTERM; timeout is 1000ms)")
     assert "started" in result.output
@@ -213,8 +222,14 @@ async def test_timeout_kills_the_whole_group(boot, tmp_path):
 
 async def test_timeout_escalates_to_sigkill_when_term_is_ignored(boot):
     config, _, bash = boot
-    result = await run_tool(bash, {"command": "trap '' TERM; sleep 20; echo survived",
-                                   "timeout": 1000}, config)
+    token = new_token()
+    clock = LoopClock()
+    task = asyncio.create_task(run_tool(
+        bash, {"command": f"trap '' TERM; sleep 20.{token}; echo survived", "timeout": 1000},
+        config))
+    await wait_for_sleepers(token, count=1)  # the trap is set: it came first
+    past_the_timeout(clock, 1000)
+    result = await task
     # Killed, not waited out: a SIGKILL after the sleep ended would find "survived" printed.
     assert result.output.startswith("exit: 137 (killed by SIGKILL; timeout is 1000ms)")
     assert "survived" not in result.output
