@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sourcetrees
 from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 
@@ -162,7 +163,8 @@ def test_core_never_imports_plugins_and_plugins_never_import_each_other():
 
 def _imports(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    # the parse the meta tests of this process share (sourcetrees: once per file)
+    for node in sourcetrees.walk(sourcetrees.parse(path)):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
