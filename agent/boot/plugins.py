@@ -106,6 +106,29 @@ _PARSED: weakref.WeakKeyDictionary[ModuleType, dict[str, tuple[object, Any]]] = 
 #: :func:`new_manager`.
 _IMPLS: dict[ModuleType, dict[str, tuple[Any, dict[str, Any]]]] = {}
 
+#: What :meth:`_Manager._walk` last found in a plugin module: the name it was registered
+#: under, the module's namespace then (a copy) and the implementations with their options
+#: then.  While the namespace holds the very same objects (and no ``__dir__`` makes ``dir()``
+#: differ from it), looking through it again finds the same, by the rule of :data:`_PARSED`;
+#: an implementation's options changed in place are seen and send it through the walk.
+#: Pruned with :data:`_IMPLS`.
+_WALKED: dict[ModuleType, tuple[str, dict[str, object], list[tuple[str, Any, dict[str, Any]]]]] \
+    = {}
+
+
+def _unchanged_walk(plugin: ModuleType, name: str) -> list[tuple[str, Any]] | None:
+    walked = _WALKED.get(plugin)
+    if walked is None or walked[0] != name:
+        return None
+    namespace, before = plugin.__dict__, walked[1]
+    if "__dir__" in namespace or len(namespace) != len(before) \
+            or not all(namespace.get(key, _MISSING) is value for key, value in before.items()):
+        return None
+    if not all(impl.opts == opts for _hook, impl, opts in walked[2]):
+        return None
+    return [(hook, impl) for hook, impl, _opts in walked[2]]
+
+
 #: Whether this pluggy has what :meth:`_Manager.register` uses of its internals (pluggy 1.x
 #: does); without it pluggy's own ``register`` runs.
 _REUSE_IMPLS = all(hasattr(HookCaller, part) for part in (
@@ -141,30 +164,19 @@ class _Manager(pluggy.PluginManager):
         """pluggy's ``register``, except that a plugin module's hook implementations are
         the ones this process built before for the same module, name, function and options
         (:data:`_IMPLS`): building one inspects the function's signature, most of a load's
-        cost.  Anything else (an instance, a stand-in, a name already taken or blocked, a
-        pluggy without the parts used here) goes through pluggy's own ``register``."""
+        cost; and a module whose namespace holds the very objects it held when last
+        registered under this name is not looked through again (:data:`_WALKED`).  Anything
+        else (an instance, a stand-in, a name already taken or blocked, a pluggy without the
+        parts used here) goes through pluggy's own ``register``."""
         taken = getattr(self, "_name2plugin", None)
         if not _REUSE_IMPLS or not isinstance(taken, dict) or not isinstance(plugin, ModuleType) \
                 or name is None or name in taken or plugin in taken.values():
             return super().register(plugin, name)
         taken[name] = plugin
-        known = _IMPLS.setdefault(plugin, {})
-        for attr in dir(plugin):
-            opts = self.parse_hookimpl_opts(plugin, attr)
-            if opts is None:
-                continue
-            normalize_hookimpl_opts(opts)
-            function = getattr(plugin, attr)
-            found = known.get(attr)
-            # the options as they were when it was built: pluggy hands out the function's own
-            # dict, which may have been changed in place since
-            if found is not None and found[0].function is function \
-                    and found[0].plugin_name == name and found[1] == opts:
-                impl = found[0]
-            else:
-                impl = HookImpl(plugin, name, function, opts)
-                known[attr] = impl, dict(opts)
-            hook_name = opts.get("specname") or attr
+        found = _unchanged_walk(plugin, name)
+        if found is None:
+            found = self._walk(plugin, name)
+        for hook_name, impl in found:
             hook = getattr(self.hook, hook_name, None)
             if hook is None:
                 hook = HookCaller(hook_name, self._hookexec)
@@ -175,11 +187,40 @@ class _Manager(pluggy.PluginManager):
             hook._add_hookimpl(impl)
         return name
 
+    def _walk(self, plugin: ModuleType, name: str) -> list[tuple[str, Any]]:
+        """The hook implementations of ``plugin`` by hook name, in pluggy's order (its
+        attributes sorted), each taken from :data:`_IMPLS` where still the same."""
+        known = _IMPLS.setdefault(plugin, {})
+        namespace = dict(plugin.__dict__)  # before looking: what the result was found in
+        found: list[tuple[str, Any]] = []
+        snapshots: list[tuple[str, Any, dict[str, Any]]] = []
+        for attr in dir(plugin):
+            opts = self.parse_hookimpl_opts(plugin, attr)
+            if opts is None:
+                continue
+            normalize_hookimpl_opts(opts)
+            function = getattr(plugin, attr)
+            held = known.get(attr)
+            # the options as they were when it was built: pluggy hands out the function's own
+            # dict, which may have been changed in place since
+            if held is not None and held[0].function is function \
+                    and held[0].plugin_name == name and held[1] == opts:
+                impl = held[0]
+            else:
+                impl = HookImpl(plugin, name, function, opts)
+                known[attr] = impl, dict(opts)
+            hook_name = opts.get("specname") or attr
+            found.append((hook_name, impl))
+            snapshots.append((hook_name, impl, dict(opts)))
+        _WALKED[plugin] = name, namespace, snapshots
+        return found
+
 
 def new_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with the hookspecs, nothing registered (tests build their own)."""
     for module in [m for m in _IMPLS if sys.modules.get(m.__name__) is not m]:
         del _IMPLS[module]
+        _WALKED.pop(module, None)
     if not _SIGNED:
         _sign_hookspecs()
     pm = _Manager("agent")

@@ -189,3 +189,34 @@ def test_a_plugin_module_whose_hook_does_not_fit_fails_on_every_load(tmp_path, m
                                    extra=[("misfit", module)])
         status = config.plugins.status["misfit"]
         assert status.state == "failed" and "not_a_hook_argument" in status.error
+
+
+def test_a_plugin_module_with_its_own_dir_registers_what_dir_lists(tmp_path, monkeypatch):
+    """pluggy looks for hooks in ``dir(module)``; a module's ``__dir__`` may list more or
+    fewer names from one load to the next while its namespace stays the same."""
+    module = types.ModuleType("listing_plugin")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    listed: list[str] = []
+    module.__dir__ = lambda: list(listed)
+
+    async def run(args, ctx):
+        return "ok"
+
+    @hookimpl
+    def agent_register_tools(register):
+        register(Tool(name="listed_tool", description="d", parameters={"type": "object"},
+                      run=run))
+
+    module.agent_register_tools = agent_register_tools
+
+    def tools():
+        config, hooks = make_boot(tmp_path, tmp_path, builtins=["core"],
+                                  extra=[("listing", module)])
+        return {name for name, tool in hooks.tools(config).items()
+                if getattr(tool, "plugin", "") == "listing"}
+
+    assert tools() == set()  # not listed: not looked at
+    listed.append("agent_register_tools")
+    assert tools() == {"listed_tool"}
+    listed.clear()
+    assert tools() == set()
