@@ -37,9 +37,14 @@ LETTERS = {"M": "modified", "A": "added", "D": "deleted", "R": "renamed", "C": "
 async def prepare(ctx: Any, command: str) -> safegit.Prepared:
     """The repository checked and its config listed, for a tool that runs several git
     commands for one answer (see :class:`agent.contain.safegit.Prepared`); ``command``
-    names the git command a timeout message speaks of."""
-    with _tool_errors(ctx, command):
-        return await safegit.prepare(ctx.workspace, ctx.config)
+    names the git command a message speaks of.  A failing listing (a config file git
+    cannot parse) is answered in git's words, as the command's own failure would be."""
+    try:
+        with _tool_errors(ctx, command):
+            return await safegit.prepare(ctx.workspace, ctx.config)
+    except GitFailed as exc:
+        raise ToolError(exc.stderr or f"git {command} failed with exit code {exc.code}.") \
+            from None
 
 
 async def git(ctx: Any, *argv: str, timeout: float = TIMEOUT,
@@ -104,14 +109,18 @@ def refuse_secret_path(ctx: Any, path: str | None) -> None:
             raise ToolError(verdict.message("show"))
 
 
-def _repo_judge(ctx: Any) -> Any:
+def _repo_judge(ctx: Any, prepared: safegit.Prepared | None = None) -> Any:
     """``is_secret`` for repository-relative paths (git prints them from the top of the
-    work tree, which may lie above the workspace)."""
+    work tree, which may lie above the workspace): the work tree the command ran in when
+    ``prepared`` is given, else the one found from the workspace."""
     policy = _policy(ctx)
-    try:
-        top = safegit.locate(ctx.workspace, ctx.config).work_tree
-    except (safegit.NotARepository, safegit.GitRefused):
-        top = Path(os.path.realpath(ctx.workspace))
+    if prepared is not None:
+        top = prepared.repo.work_tree
+    else:
+        try:
+            top = safegit.locate(ctx.workspace, ctx.config).work_tree
+        except (safegit.NotARepository, safegit.GitRefused):
+            top = Path(os.path.realpath(ctx.workspace))
 
     def is_secret(path: str) -> bool:
         return policy.is_secret(str(top / path)) or policy.is_secret(path)
@@ -119,9 +128,10 @@ def _repo_judge(ctx: Any) -> Any:
     return is_secret
 
 
-def without_secrets(ctx: Any, text: str) -> str:
-    """git's diff output minus the sections of secret files, with a note naming them."""
-    redacted, dropped = redact_diff(text, _repo_judge(ctx))
+def without_secrets(ctx: Any, text: str, prepared: safegit.Prepared | None = None) -> str:
+    """git's diff output minus the sections of secret files, with a note naming them
+    (``prepared``: what the command ran on, whose work tree its paths are relative to)."""
+    redacted, dropped = redact_diff(text, _repo_judge(ctx, prepared))
     if dropped:
         redacted = redacted.rstrip("\n") + (
             "\n[secrets policy: changes to secret files are not shown: "
@@ -201,10 +211,11 @@ async def git_diff(args: dict[str, Any], ctx: Any) -> str:
     staged = bool(args.get("staged"))
     refuse_secret_path(ctx, args.get("path"))
     argv = ["diff", *CONTENT_FLAGS] + (["--staged"] if staged else [])
-    out = await run_git(ctx, *argv, *_paths(args.get("path")))
+    prepared = await prepare(ctx, "diff")
+    out = await run_git(ctx, *argv, *_paths(args.get("path")), prepared=prepared)
     if not out.strip():
         return "Nothing staged." if staged else "No uncommitted changes."
-    return without_secrets(ctx, out.rstrip("\n"))
+    return without_secrets(ctx, out.rstrip("\n"), prepared)
 
 
 async def git_log(args: dict[str, Any], ctx: Any) -> str:
@@ -216,14 +227,15 @@ async def git_log(args: dict[str, Any], ctx: Any) -> str:
         argv += ["-p", *CONTENT_FLAGS, "--format=commit %h  %ad  %an  %s"]
     else:
         argv.append("--format=%h  %ad  %an  %s")
+    prepared = await prepare(ctx, "log")
     try:
-        out = await git(ctx, *argv, *_paths(args.get("path")))
+        out = await git(ctx, *argv, *_paths(args.get("path")), prepared=prepared)
     except GitFailed as exc:
         if "does not have any commits" in exc.stderr:
             return "No commits."
         raise ToolError(exc.stderr or f"git log failed with exit code {exc.code}.") from None
     out = out.rstrip("\n")
-    return (without_secrets(ctx, out) if patch else out) or "No commits."
+    return (without_secrets(ctx, out, prepared) if patch else out) or "No commits."
 
 
 def _ref_paths(ref: str) -> list[str]:
@@ -275,7 +287,7 @@ async def git_show(args: dict[str, Any], ctx: Any) -> str:
                         "checked against the secrets policy.")
     out = await run_git(ctx, "show", *CONTENT_FLAGS, "--end-of-options", ref,
                         *_paths(args.get("path")), prepared=prepared)
-    return without_secrets(ctx, out.rstrip("\n")) or "Nothing to show."
+    return without_secrets(ctx, out.rstrip("\n"), prepared) or "Nothing to show."
 
 
 async def git_blame(args: dict[str, Any], ctx: Any) -> str:

@@ -243,10 +243,11 @@ def _enclosing_git_dirs(ws: Path) -> list[Path]:
 def _check_location(repo: Repository, dotgit: Path, pointer: bool,
                     trusted: list[Path]) -> None:
     ws = repo.workspace
-    enclosing = _enclosing_git_dirs(ws)
 
     def ours(path: Path) -> bool:
-        return (_inside(ws, path) or any(_inside(e, path) for e in enclosing)
+        # The walk up for enclosing .git directories only for a path outside the workspace
+        # (a submodule's data, a linked worktree's): the common case is one .git inside it.
+        return (_inside(ws, path) or any(_inside(e, path) for e in _enclosing_git_dirs(ws))
                 or any(_inside(t, path) for t in trusted))
 
     if pointer and not ours(repo.git_dir):
@@ -276,10 +277,13 @@ def environment(repo: Repository | None, base: dict[str, str] | None = None) -> 
     env = {k: v for k, v in (os.environ if base is None else base).items()
            if (k in KEPT or not k.startswith("GIT_")) and k not in DROPPED}
     env.update(ENVIRONMENT)
-    if repo is not None:
-        env["GIT_DIR"] = str(repo.git_dir)
-        env["GIT_WORK_TREE"] = str(repo.work_tree)
-    return env
+    return pinned(env, repo) if repo is not None else env
+
+
+def pinned(env: dict[str, str], repo: Repository) -> dict[str, str]:
+    """``env`` (from :func:`environment`) with ``GIT_DIR`` and ``GIT_WORK_TREE`` set to
+    ``repo``'s, as a new dict."""
+    return {**env, "GIT_DIR": str(repo.git_dir), "GIT_WORK_TREE": str(repo.work_tree)}
 
 
 def config_flags(pairs: Iterable[tuple[str, str]]) -> list[str]:
@@ -396,16 +400,20 @@ def check_worktree(repo: Repository, entries: Iterable[ConfigEntry]) -> Reposito
 def git_binary(workspace: Path, path: str | None = None) -> str:
     """The git on ``PATH``, skipping entries that are relative (``.``, ``bin``) or lie inside
     the workspace: a ``git`` the repository ships must never be the one that runs."""
-    ws = Path(os.path.realpath(workspace))
+    ws: Path | None = None
     for entry in (os.environ.get("PATH", os.defpath) if path is None else path).split(
             os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
+        candidate = os.path.join(entry, "git")
+        if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+            continue
+        # Only an entry that holds a git is resolved (each resolution is an lstat per path
+        # component, and PATH often has a dozen entries before git's).
+        ws = ws or Path(os.path.realpath(workspace))
         if _inside(ws, Path(os.path.realpath(entry))):
             continue
-        candidate = os.path.join(entry, "git")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
+        return candidate
     raise GitMissing(NOT_INSTALLED)
 
 
@@ -497,11 +505,15 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
     leaves the listing running for the others.
     """
     loop = asyncio.get_running_loop()
+    # Our environment is read once: git's (every GIT_* and program variable dropped) is all
+    # a listing depends on, so it is the key's part and the base of the command's.
+    base = environment(None)
     key = (loop, os.path.realpath(workspace), id(config), binary, timeout,
-           tuple(sorted(os.environ.items())))
+           tuple(sorted(base.items())))
     entry = _IN_FLIGHT.get(key)
     if entry is None:
-        task = loop.create_task(_prepare(workspace, config, timeout=timeout, binary=binary))
+        task = loop.create_task(_prepare(workspace, config, timeout=timeout, binary=binary,
+                                         base=base))
         entry = _IN_FLIGHT[key] = (config, task)  # config kept: its id() is in the key
 
         def finished(done: asyncio.Task[Prepared], key: tuple[Any, ...] = key) -> None:
@@ -515,10 +527,10 @@ async def prepare(workspace: Path | str, config: Any = None, *, timeout: float =
 
 
 async def _prepare(workspace: Path | str, config: Any, *, timeout: float,
-                   binary: str | None) -> Prepared:
+                   binary: str | None, base: dict[str, str]) -> Prepared:
     repo = locate(workspace, config)
-    binary = binary or git_binary(repo.workspace)
-    env = environment(repo)
+    binary = binary or git_binary(repo.workspace, base.get("PATH", os.defpath))
+    env = pinned(base, repo)
     fixed = config_flags(FIXED_OVERRIDES)
     code, out, err, _ = await _execute(
         [binary, "--no-pager", *fixed, "config", "--list", "--show-scope", "--show-origin",
@@ -528,7 +540,7 @@ async def _prepare(workspace: Path | str, config: Any, *, timeout: float,
     entries = [e for e in parse_config_list(out) if e.scope != "command"]
     check_includes(repo, entries)
     repo = check_worktree(repo, entries)
-    env = environment(repo)
+    env = pinned(base, repo)
     dynamic = neutralising(entries)
     if len(dynamic) > MAX_OVERRIDES:
         raise GitRefused(f"the configuration names {len(dynamic)} program-valued settings; "
