@@ -50,8 +50,9 @@ class LoopClock:
     #: How far past the instant asked for the clock is moved (float rounding aside).
     MARGIN = 0.001
 
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        #: the running loop, or ``loop`` (one that runs in another thread)
+        self.loop = loop or asyncio.get_running_loop()
         self.offset = 0.0
         self._real = self.loop.time
         self.loop.time = self.now  # type: ignore[method-assign]  # every timer reads it
@@ -67,3 +68,10 @@ class LoopClock:
         gap = since + self.offset + seconds + self.MARGIN - self.now()
         if gap > 0:
             self.offset += gap
+            # A loop in another thread sleeps in select() until its next timer as it was
+            # due before the move: wake it to see what is due now.
+            self.loop.call_soon_threadsafe(_nothing)
+
+
+def _nothing() -> None:
+    pass

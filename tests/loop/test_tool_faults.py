@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import Reply
-from faultkit import FORMATS, IDS, Turn, next_prompt_works, open_session
+from faultkit import FORMATS, IDS, LONG, Turn, next_prompt_works, open_session
 from waiting import LoopClock, until
 from wirecheck import assert_valid_request
 
@@ -225,25 +225,33 @@ async def test_an_mcp_server_crashing_or_hanging_mid_call(tmp_path, fake_provide
     ws = tmp_path / "ws"
     ws.mkdir()
     stub = str(Path(__file__).parents[1].joinpath("mcp_stub.py"))
-    # timeout: what the hung call waits; the calls that answer (the stub is raw JSON-RPC,
-    # answering in milliseconds) are far inside it
-    servers = {"stub": {"command": sys.executable, "args": [stub], "timeout": 0.5}}
+    calls = tmp_path / "calls"  # the stub records each request it gets
+    # timeout: what the hung call waits, on the clock of the MCP client's event loop, which
+    # the test moves past it once the server has the call; the calls that answer (the stub
+    # is raw JSON-RPC, answering in milliseconds) are far inside it
+    servers = {"stub": {"command": sys.executable, "args": [stub, "--calls", str(calls)],
+                        "timeout": LONG}}
     config, hooks = make_boot(ws, tmp_path / "home", builtins=["mcp", "openai"],
                               file_data={"mcp_servers": servers}, headless=True)
     try:
         mcp_state(config).manager.wait(20)
+        clock = LoopClock(mcp_state(config).manager.loop)
         fake_provider.script(Reply.tool_call("mcp__stub__crash", {}, id="c1"),
                              Reply.tool_call("mcp__stub__hang", {}, id="c2"),
                              Reply.tool_call("mcp__stub__echo", {"text": "back"}, id="c3"),
                              Reply.text("the server recovered"))
         session = make_session(config, hooks, base_url=fake_provider.openai_url,
                                approver=approve)
-        events = await collect(session, "use the server")
+        turn = Turn(session, "use the server")
+        await until(lambda: calls.exists() and '"hang"' in calls.read_text(),
+                    "the server to have the hanging call")
+        clock.move_past(time.monotonic(), LONG)  # the call's wait began before
+        events = await turn.ended()
         assert events[-1].reason == "end"
         told = tool_messages(fake_provider.requests[-1])
         assert told["c1"].startswith('mcp server "stub" crashed: the connection closed')
         assert told["c1"].endswith("it will be restarted on the next call")
-        assert told["c2"] == ('mcp server "stub" did not answer within 0.5 s; it will be '
+        assert told["c2"] == (f'mcp server "stub" did not answer within {LONG} s; it will be '
                               "restarted on the next call")
         assert told["c3"] == "back"  # restarted, and the turn went on
         assert_valid_request(fake_provider.requests[-1])

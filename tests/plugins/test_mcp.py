@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import pytest
 from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
-from waiting import until
+from waiting import LoopClock, until
 
 from agent.testing import collect, make_boot, make_session, run_tool
 from plugins_builtin.mcp import state
@@ -295,9 +295,23 @@ async def test_a_server_that_died_while_idle_is_restarted_before_the_call(stubbe
     assert len(pids(stubbed.tmp / "pids")) == len(before) + 1
 
 
+def calls_seen(ns) -> list[str]:
+    """The requests the stub server recorded (``--calls``), one JSON line each."""
+    calls = ns.tmp / "calls"
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
 async def test_a_hung_server_times_out_and_is_restarted(stubbed):
     before = pids(stubbed.tmp / "pids")
-    hung = await call(stubbed, "hang", {})
+    # The call's timeout (1 s) is kept on the clock of the MCP client's event loop and began
+    # before the server had the call: moved past it once the server has it, not waited for.
+    clock = LoopClock(state(stubbed.config).manager.loop)
+    asked = len(calls_seen(stubbed))
+    task = asyncio.create_task(call(stubbed, "hang", {}))
+    await until(lambda: any('"hang"' in line for line in calls_seen(stubbed)[asked:]),
+                "the server to have the call")
+    clock.move_past(time.monotonic(), 1)
+    hung = await task
     assert hung.is_error and hung.output == ('mcp server "stub" did not answer within 1 s; '
                                              'it will be restarted on the next call')
     assert (await call(stubbed, "echo", {"text": "again"})).output == "again"
