@@ -7,6 +7,10 @@ For each command the git tools run, the median wall time through ``agent.contain
 config listing, then the command, with every program-valued setting overridden) against
 plain ``git`` on the same repository in the same run, and the ratio; then all of them at
 once, as a model step asking for several git tools runs them (one listing serves them all).
+Then the CPU this process spends per ``git status`` (the agent's own work: locating and
+checking the repository, the environment, the listing's parse, the sandbox's policy and
+process start; git's own CPU is not counted) with the run's read-only sandbox and with
+``sandbox = "off"``, against a bare ``asyncio`` start of the same git, alternating.
 Then every hostile repository of ``tests/hostile_repos.py``: plain git (armed: did the marker
 appear?) and ``agent.contain.safegit`` (escaped: did it?).  Not a test: nothing is asserted.
 """
@@ -80,6 +84,50 @@ async def _plain_at_once(ws: Path) -> None:
     await asyncio.gather(*(one(argv) for argv in COMMANDS))
 
 
+def _self_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _cpu_per_call(ws: Path, config, calls: int) -> list[float]:
+    argv = ["status", "--porcelain"]
+    out = []
+    for _ in range(calls):
+        start = _self_cpu()
+        if config is None:
+            proc = await asyncio.create_subprocess_exec(
+                "git", *argv, cwd=ws, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            await proc.communicate()
+        else:
+            await safegit.run(ws, argv, config=config)
+        out.append(_self_cpu() - start)
+    return out
+
+
+def cpu(runs: int) -> None:
+    from agent.testing import make_boot
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = base(Path(tmp))
+        kinds = {"safegit, read-only sandbox": make_boot(ws, Path(tmp) / "h1",
+                                                         builtins=["git"])[0],
+                 "safegit, sandbox off": make_boot(ws, Path(tmp) / "h2", builtins=["git"],
+                                                   flags={"sandbox": "off"})[0],
+                 "bare asyncio git": None}
+        samples: dict[str, list[float]] = {kind: [] for kind in kinds}
+        for _ in range(max(1, runs // 5)):
+            for kind, config in kinds.items():
+                samples[kind] += asyncio.run(_cpu_per_call(ws, config, 10))
+        bare = statistics.median(samples["bare asyncio git"])
+        print(f"\nCPU of this process per git status (median of {len(samples[kind])}, ms)")
+        for kind, values in samples.items():
+            mine = statistics.median(values)
+            print(f"{kind:<28} {mine * 1000:>6.2f} {mine / bare:>6.2f}x")
+
+
 async def _through_safegit(hostile) -> None:
     for argv in (["status", "--porcelain"], ["diff", "--no-textconv", "--no-ext-diff"],
                  ["log", "-p", "-3", "--no-textconv", "--no-ext-diff"], ["show", "HEAD:b.txt"],
@@ -112,6 +160,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     cost(args.runs)
+    cpu(args.runs * 4)
     hostile()
 
 

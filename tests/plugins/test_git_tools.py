@@ -378,6 +378,19 @@ async def test_a_cancelled_call_leaves_the_shared_listing_to_the_others(tmp_path
     assert [" config --list " in line for line in lines] == [True, False], lines
 
 
+async def test_a_config_git_cannot_read_is_answered_in_gits_words_by_every_tool(repo):
+    """The config listing every command starts with fails on a broken .git/config: each
+    tool answers with git's complaint, as an error result (not an exception)."""
+    repo.commit("init", **{"a.txt": "a\n"})
+    with open(repo.root / ".git" / "config", "a") as config:
+        config.write("[broken\n")
+    for name, args in (("git_status", {}), ("git_diff", {}), ("git_log", {}),
+                       ("git_log", {"patch": True}), ("git_show", {"ref": "HEAD"}),
+                       ("git_blame", {"path": "a.txt"}), ("git_branch", {})):
+        result = await repo.run(name, args)
+        assert result.is_error and "bad config line" in result.output, (name, result)
+
+
 async def test_blame_ranges(repo):
     repo.commit("lines", **{"long.txt": "".join(f"line {i}\n" for i in range(1, 101))})
     whole = (await repo.run("git_blame", {"path": "long.txt"})).output.splitlines()
