@@ -286,11 +286,24 @@ READ_ONLY_PAIRS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def default_harness(tmp_path_factory):
+    """One workspace and plugin host with the default permissions for the pairs below: a
+    writing variant that ran would change it, which its test sees and which puts the
+    workspace back (``Harness.reset``) for the next one."""
+    root = tmp_path_factory.mktemp("read-only-pairs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(root / "userhome"))
+        (root / "userhome").mkdir()
+        patch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+        return Harness(root, "default", patch)
+
+
 @pytest.mark.parametrize(("reads", "writes"), READ_ONLY_PAIRS, ids=[p[0] for p in READ_ONLY_PAIRS])
 async def test_read_only_commands_run_without_a_prompt_and_their_writing_variants_never_do(
-    reads, writes, home_env, monkeypatch
+    reads, writes, home_env, default_harness
 ):
-    harness = Harness(home_env, "default", monkeypatch)
+    harness = default_harness
     call = ToolCall("c1", "bash", {"command": reads})
     gate = Gate(harness.hooks, harness.config, None)
     decision = await gate.decide(call, harness.bash, harness.bash.effects(call.arguments), None)
