@@ -161,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # subcommand's own work resumes it (agent.lib.collector)
     with collector.paused_for_startup():
         quiet_logging()
+        _forget_earlier_logging()
         try:
             return _dispatch(argv)
         finally:
@@ -392,8 +393,14 @@ def unknown_flag_tools(config: Any, tools: dict[str, Any], late: Sequence[str] =
     return ""
 
 
+#: The log file handlers :func:`setup_logging` added in this process (by the last
+#: :func:`main`, once :func:`_forget_earlier_logging` ran).
+_logging_added: list[Any] = []
+
+
 def setup_logging(state_dir: Any) -> None:
-    """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log``."""
+    """Log warnings (and everything with AGENT_DEBUG=1) to ``<state dir>/agent.log`` (until
+    the process ends or calls :func:`main` again)."""
     import logging
 
     from agent.contain.private import private_dir
@@ -406,7 +413,23 @@ def setup_logging(state_dir: Any) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("agent")
     root.addHandler(handler)
+    _logging_added.append(handler)
     root.setLevel(logging.DEBUG if os.environ.get("AGENT_DEBUG") else logging.WARNING)
+
+
+def _forget_earlier_logging() -> None:
+    """Take back the log files an earlier :func:`main` of this process added: a process
+    that calls it again (an embedder; the test suite's in-process runs) would otherwise
+    write every later record into each earlier run's ``agent.log`` too, holding each file
+    open.  (A run's own handler stays until the process ends: what its threads log after
+    ``main`` returns still reaches its file.)"""
+    import logging
+
+    root = logging.getLogger("agent")
+    while _logging_added:
+        handler = _logging_added.pop()
+        root.removeHandler(handler)
+        handler.close()
 
 
 def _fail(message: str, code: int) -> int:

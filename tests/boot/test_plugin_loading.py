@@ -203,3 +203,26 @@ def test_unknown_plugin_names_in_config_are_reported(tmp_path, fake_provider):
                            fake_provider.openai_url, "--model", "m"], home=home, cwd=tmp_path,
                           OPENAI_API_KEY="x")
     assert proc.returncode == 0 and "plugin gaurd: no such plugin" in proc.stderr
+
+
+def test_each_run_logs_into_its_own_state_dir_only(tmp_path, fake_provider):
+    """Two runs in one process, each in its own AGENT_HOME, with a plugin whose hook fails
+    (logged as a warning): each run's agent.log holds its own warning, and the first run's
+    file gets nothing of the second."""
+    (tmp_path / "site").mkdir()
+    site = make_dist(tmp_path / "site", "grumbler", '''"""Fails to contribute."""
+from agent import hookimpl
+@hookimpl
+def agent_prompt_fragments(session):
+    raise RuntimeError("grumble from the prompt fragments")
+''')
+    logs = []
+    for name in ("h1", "h2"):
+        fake_provider.script(Reply.text("ok"))
+        proc = run_agent_here(["-p", "hi", "--provider", "openai", "--base-url",
+                               fake_provider.openai_url, "--model", "m"], home=tmp_path / name,
+                              cwd=tmp_path, PYTHONPATH=str(site), OPENAI_API_KEY="x")
+        assert proc.returncode == 0, proc.stderr
+        logs.append(tmp_path / name / "state" / "agent.log")
+    for log in logs:
+        assert log.read_text().count("plugin grumbler: agent_prompt_fragments failed") == 1, log
