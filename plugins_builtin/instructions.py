@@ -143,16 +143,23 @@ def _signature(workspace: Path) -> tuple[tuple[str, int, int], ...]:
 
 _cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], str]] = {}
 
+#: How many workspaces' blocks are kept, the most recently used (see ``prompt_text``).
+CACHE_KEPT = 8
+
 
 def prompt_text(workspace: Path) -> str:
     """The rendered block, cached until an instruction file changes (``/init`` writing
-    AGENTS.md shows up on the next step)."""
+    AGENTS.md shows up on the next step), for the :data:`CACHE_KEPT` workspaces used last
+    (a process working in many, an embedder or the test suite's in-process runs, keeps no
+    more)."""
     workspace = workspace.resolve()
     sig = _signature(workspace)
-    cached = _cache.get(workspace)
+    cached = _cache.pop(workspace, None)
     if cached is None or cached[0] != sig:
         cached = (sig, render(find_files(workspace)))
-        _cache[workspace] = cached
+    _cache[workspace] = cached  # the most recently used last
+    while len(_cache) > CACHE_KEPT:
+        del _cache[next(iter(_cache))]
     return cached[1]
 
 

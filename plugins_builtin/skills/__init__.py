@@ -30,13 +30,22 @@ TOOL_NAME = "skill"
 
 _libraries: dict[tuple[Path, Path], Library] = {}
 
+#: How many libraries are kept, the most recently used: one process uses one or two; one
+#: that works in many workspaces (an embedder; the test suite's in-process runs) would
+#: otherwise keep every workspace's skills.  A library re-reads its files when they change,
+#: so one dropped and made again answers the same.
+LIBRARIES_KEPT = 8
+
 
 def library_for(config: Any) -> Library:
     """The :class:`Library` of ``config``'s config dir and workspace (one per pair)."""
     key = (Path(config.paths.config_dir), Path(config.workspace))
-    lib = _libraries.get(key)
+    lib = _libraries.pop(key, None)
     if lib is None:
-        lib = _libraries[key] = Library(*key)
+        lib = Library(*key)
+    _libraries[key] = lib  # the most recently used last
+    while len(_libraries) > LIBRARIES_KEPT:
+        del _libraries[next(iter(_libraries))]
     return lib
 
 

@@ -133,3 +133,18 @@ async def test_init_submits_the_investigation_prompt_as_a_turn(tmp_path, fake_pr
     user = fake_provider.requests[0].body["messages"][-1]["content"]
     assert "AGENTS.md" in user and "Under 100 lines" in user and "verified" in user
     assert user.endswith("Also: focus on the tests")
+
+
+def test_many_workspaces_keep_a_bounded_cache_and_each_its_own_text(tmp_path):
+    """prompt_text of more workspaces than CACHE_KEPT: each gets its own file's text, the
+    cache holds no more than CACHE_KEPT, and the first (dropped) is read again alike."""
+    workspaces = []
+    for n in range(instructions.CACHE_KEPT * 3):
+        ws = tmp_path / f"ws{n}"
+        (ws / ".git").mkdir(parents=True)
+        (ws / "AGENTS.md").write_text(f"rule number {n}\n")
+        workspaces.append(ws)
+        text = instructions.prompt_text(ws)
+        assert text.rstrip().endswith(f"--- AGENTS.md ---\nrule number {n}"), text
+        assert len(instructions._cache) <= instructions.CACHE_KEPT
+    assert instructions.prompt_text(workspaces[0]).rstrip().endswith("rule number 0")

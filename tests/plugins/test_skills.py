@@ -258,3 +258,25 @@ def test_skills_command_lists_name_origin_description(dirs):
     off, _ = make_boot(ws, home, builtins=["skills"], flags={"skills": False})
     assert skills.skills_report(off)[0] == "Skills are off for this run (--no-skills)."
     assert "skill" not in hooks.tools(off)
+
+
+def test_a_process_working_in_many_workspaces_keeps_a_bounded_number_of_libraries(tmp_path):
+    """Each workspace's library is right, and past LIBRARIES_KEPT workspaces the oldest are
+    dropped (counted live, not weighed); one dropped and used again is read afresh."""
+    import gc
+
+    home = tmp_path / "home"
+    workspaces = []
+    for n in range(skills.LIBRARIES_KEPT * 3):
+        ws = tmp_path / f"ws{n}"
+        write_skill(ws / ".agent" / "skills", f"own-{n}")
+        workspaces.append(ws)
+        config, _hooks = make_boot(ws, home, builtins=["skills"])
+        names = set(skills.library_for(config).current().skills)
+        assert f"own-{n}" in names and f"own-{n - 1}" not in names
+        assert set(BUNDLED) <= names
+    gc.collect()
+    alive = [o for o in gc.get_objects() if type(o) is library.Library]
+    assert len(alive) <= skills.LIBRARIES_KEPT, len(alive)
+    config, _hooks = make_boot(workspaces[0], home, builtins=["skills"])
+    assert "own-0" in skills.library_for(config).current().skills
