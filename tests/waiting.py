@@ -8,8 +8,10 @@ only when it never did within a bound far above the usual time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -75,3 +77,59 @@ class LoopClock:
 
 def _nothing() -> None:
     pass
+
+
+class LoopClocks:
+    """A :class:`LoopClock` on every event loop made from now on (the policy's
+    ``new_event_loop``, which ``asyncio.run`` calls): for code that makes its own loops, such
+    as ``agent.cli.main`` run in this process by ``clirun.run_agent_here``.  A move moves
+    every one of them, as time passing would.  Undone with ``monkeypatch``."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.clocks: list[LoopClock] = []
+        self._lock = threading.Lock()
+        policy = asyncio.get_event_loop_policy()
+        make = policy.new_event_loop
+
+        def new_event_loop() -> asyncio.AbstractEventLoop:
+            loop = make()
+            with self._lock:
+                self.clocks.append(LoopClock(loop))
+            return loop
+
+        monkeypatch.setattr(policy, "new_event_loop", new_event_loop)
+
+    def move_past(self, since: float, seconds: float) -> None:
+        """:meth:`LoopClock.move_past` on every loop made so far."""
+        with self._lock:
+            clocks = list(self.clocks)
+        assert clocks, "no event loop was made"
+        for clock in clocks:
+            clock.move_past(since, seconds)
+
+
+@contextlib.contextmanager
+def beside(work: Callable[[], object],
+           unblock: Callable[[], object] | None = None) -> Iterator[None]:
+    """Run ``work`` on a thread while the block runs (a test that blocks in a call, say,
+    while ``work`` waits for something and moves a clock); joined at the end of the block,
+    and what it raised is raised.  ``unblock`` is called if ``work`` fails, to end what the
+    block waits for (stop the server a blocked run talks to), so the test fails at once."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to the test's thread
+            failed.append(exc)
+            if unblock is not None:
+                unblock()
+
+    thread = threading.Thread(target=run, name="beside", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(60)
+    if failed:
+        raise failed[0]

@@ -10,12 +10,15 @@ victim file's bytes, a marker file a shell command would create, the exit code.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
+import time
 
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
+from waiting import LoopClock, LoopClocks, beside, until, wait_until
 
 from agent.contract.tools import Effects, ToolCall
 
@@ -36,7 +39,8 @@ FACTORIES = {
 
 
 def make_guard_dist(site, name: str, body: str, *, is_async: bool = False) -> None:
-    """A plugin distribution whose only hook is a guard with ``body``."""
+    """A plugin distribution whose only hook is a guard with ``body``; the guard first notes
+    the call's id in ``site/<name>.entered`` (see :func:`entered`)."""
     source = "\n".join([
         f'"""A guard that misbehaves: {name}."""',
         "import threading",
@@ -44,12 +48,44 @@ def make_guard_dist(site, name: str, body: str, *, is_async: bool = False) -> No
         "from agent import Verdict, hookimpl",
         "@hookimpl",
         f"{'async ' if is_async else ''}def agent_guard_tool_call(call, effects, session):",
+        f"    open({str(site / f'{name}.entered')!r}, 'a').write(call.id + '\\n')",
         textwrap.indent(body, "    "), ""])
     (site / f"{name}.py").write_text(source)
     info = site / f"{name}-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(f"[agent.plugins]\n{name} = {name}\n")
+
+
+#: The guard timeout: far beyond what a guard that answers takes on any loaded machine (the
+#: builtin ones too), and fired for a guard that hangs by moving the clock of the run's event
+#: loop past it (``hung_guard_times_out``), not waited for.
+LONG = 30
+#: How much further the clock is moved: the timeout's wait begins just after the guard's
+#: thread was started, which may be after the guard noted its call.
+SLACK = 5
+
+HANGING = {"hangs", "sleeps"}
+
+
+def entered(site, name: str) -> list[str]:
+    """The ids of the calls guard ``name`` was asked about so far."""
+    path = site / f"{name}.entered"
+    return path.read_text().split() if path.exists() else []
+
+
+@contextlib.contextmanager
+def hung_guard_times_out(monkeypatch, site, name: str, fake_provider):
+    """While the block runs the CLI: once guard ``name`` is hung on a call, move the run's
+    clock past its timeout (the guard's wait is on the run's event loop)."""
+    clocks = LoopClocks(monkeypatch)
+
+    def fire() -> None:
+        wait_until(lambda: entered(site, name), f"guard {name} to be asked")
+        clocks.move_past(time.monotonic(), LONG + SLACK)
+
+    with beside(fire, unblock=fake_provider.stop):
+        yield
 
 
 @pytest.fixture
@@ -59,7 +95,7 @@ def world(tmp_path):
     (ws / "victim.txt").write_bytes(VICTIM)
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text("guard_timeout = 0.5\n")
+    (home / "config.toml").write_text(f"guard_timeout = {LONG}\n")
     site = tmp_path / "site"
     site.mkdir()
     return ws, home, site
@@ -88,12 +124,14 @@ def events_of(proc):
 
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
-        world, fake_provider, kind):
+        world, fake_provider, kind, monkeypatch):
     ws, home, site = world
     name = f"bad_{kind}"
     make_guard_dist(site, name, FACTORIES[kind])
     marker = hostile_script(fake_provider, ws)
-    proc = run(fake_provider, ws, home, site)
+    with (hung_guard_times_out(monkeypatch, site, name, fake_provider) if kind in HANGING
+          else contextlib.nullcontext()):
+        proc = run(fake_provider, ws, home, site)
     assert proc.returncode == 0, proc.stderr
     assert (ws / "victim.txt").read_bytes() == VICTIM
     assert not marker.exists()
@@ -165,19 +203,22 @@ def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
     assert "asyncy_tool" not in names and "read_file" in names
 
 
-def test_a_hung_guard_does_not_stop_a_later_turn_or_the_builtin_guards(world, fake_provider):
+def test_a_hung_guard_does_not_stop_a_later_turn_or_the_builtin_guards(world, fake_provider,
+                                                                       monkeypatch):
     """With a guard hung on an earlier call, the next calls are refused at once (no thread
     pile-up), the builtin guards still answer, and the process exits."""
     ws, home, site = world
     make_guard_dist(site, "hanger", "threading.Event().wait()")
     calls = [(("read_file", {"path": "victim.txt"}, f"r{i}")) for i in range(4)]
     fake_provider.script(Reply(tool_calls=calls), Reply.text("done"))
-    proc = run(fake_provider, ws, home, site)
+    with hung_guard_times_out(monkeypatch, site, "hanger", fake_provider):
+        proc = run(fake_provider, ws, home, site)
     assert proc.returncode == 0, proc.stderr
     events = events_of(proc)
     denied = [e for e in events if e["type"] == "tool-denied"]
     assert [e["id"] for e in denied] == ["r0", "r1", "r2", "r3"]
-    assert "did not answer within 0.5 s" in denied[0]["reason"]
+    assert f"did not answer within {LONG} s" in denied[0]["reason"]
+    assert entered(site, "hanger") == ["r0"]  # never asked again while hung
     assert all("has not answered an earlier call" in e["reason"] for e in denied[1:])
     assert not [e for e in events if e["type"] == "tool-result"]
 
@@ -234,6 +275,8 @@ async def test_a_slow_guard_never_blocks_the_event_loop(tmp_path):
 
 def test_policy_explain_times_out_a_hung_guard_too(world):
     ws, home, site = world
+    # `policy explain` waits for guards without an event loop: on real time.
+    (home / "config.toml").write_text("guard_timeout = 0.5\n")
     make_guard_dist(site, "hanger", "threading.Event().wait()")
     proc = run_agent_here(["policy", "explain", "read_file", '{"path": "victim.txt"}'],
                           home=home, cwd=ws, PYTHONPATH=str(site))
@@ -244,17 +287,19 @@ def test_policy_explain_times_out_a_hung_guard_too(world):
 @pytest.mark.parametrize("answer", ["deny", {"decision": "allow"}, None])
 async def test_a_subagent_meets_the_same_fail_closed_guards(tmp_path, fake_provider, answer):
     """A garbage answer (or a hang) denies a subagent's call too, under --yolo."""
+    import asyncio
     import threading
 
     from agent import hookimpl
     from agent.testing import collect, make_boot, make_session
 
-    release = threading.Event()
+    release, asked = threading.Event(), threading.Event()
 
     class Bad:
         @hookimpl
         def agent_guard_tool_call(self, call, effects, session):
             if call.name == "read_file":
+                asked.set()
                 if answer is None:
                     release.wait()  # hangs until the test ends
                 return answer
@@ -266,16 +311,21 @@ async def test_a_subagent_meets_the_same_fail_closed_guards(tmp_path, fake_provi
     config, hooks = make_boot(ws, tmp_path / "home",
                               builtins=["openai", "files", "subagents"],
                               extra=[("bad", Bad())],
-                              flags={"yolo": True}, file_data={"guard_timeout": 0.3})
+                              flags={"yolo": True}, file_data={"guard_timeout": LONG})
     fake_provider.script(
         Reply.tool_call("task", {"description": "read it", "prompt": "read secret.txt",
                                  "kind": "explore"}, id="t1"),
         Reply.tool_call("read_file", {"path": "secret.txt"}, id="r1"),
         Reply.text("could not read it"),
         Reply.text("done"))
+    clock = LoopClock()
     try:
-        events = await collect(make_session(config, hooks, base_url=fake_provider.openai_url),
-                               "delegate")
+        turn = asyncio.ensure_future(collect(
+            make_session(config, hooks, base_url=fake_provider.openai_url), "delegate"))
+        if answer is None:  # hung: the timeout's wait is on this loop's clock
+            await until(asked.is_set, "the guard to be asked")
+            clock.move_past(time.monotonic(), LONG + SLACK)
+        events = await turn
     finally:
         release.set()
     assert events[-1].type == "done" and events[-1].reason == "end"

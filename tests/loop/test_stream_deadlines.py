@@ -4,14 +4,15 @@ user is told.  Session level, all three wire formats, through the real SDKs agai
 server; small deadline values, and the assertions are on how the turn ended (its error and
 what the next request carried), never on elapsed time.
 
-Where a deadline must fire (every attempt ends on it) it is ``FIRES``, short; where one must
-not fire before something arrives (the first content, the retry's answer) it stays ``IDLE``,
-a generous multiple of what a loaded machine takes.  Where the test can tell when the
-deadline's clock started (a request's arrival) it is ``LONG``, far beyond any load's pause,
-and the test fires it by moving the event loop's clock past it (``waiting.LoopClock``) once
-what must not count as progress has arrived.  The headless runs keep real time: they are
-what proves a deadline fires without anyone moving a clock.  Retries wait no backoff
-(``retry_backoff = 0``): the backoff's schedule is tested in test_provider_retries.py."""
+Where the test can tell when a deadline's clock started (a request's arrival, the last
+words to reach the session) the deadline is ``LONG``, far beyond any load's pause, and the
+test fires it by moving the event loop's clock past it (``waiting.LoopClock``; for the loop
+a headless run makes, ``LoopClocks``) once what must not count as progress has arrived.
+The stalls keep real time, and are what proves a deadline fires without anyone moving a
+clock: their deadline ``IDLE`` must fire on the stall yet not before the first content or
+the retry's answer arrives, so it is a generous multiple of what a loaded machine takes.
+Retries wait no backoff (``retry_backoff = 0``): the backoff's schedule is tested in
+test_provider_retries.py."""
 
 from __future__ import annotations
 
@@ -32,17 +33,13 @@ from faultkit import (
     open_session,
     shown_text,
 )
-from waiting import LoopClock, until
+from waiting import LoopClock, LoopClocks, beside, until, wait_until
 from wirecheck import assert_human
 
 from agent.contract import events as ev
 from agent.testing import collect
 
 IDLE = 0.5
-#: An idle deadline the test expects to fire on every attempt: still long enough for the
-#: request to reach the server first (so the server counts each attempt), and five of the
-#: fake provider's keep-alives (every 0.05 s) arrive within it.
-FIRES = 0.25
 #: Keep-alives every ``EVERY`` s; ``KEEPALIVES`` of them arrive before the clock is moved.
 EVERY = 0.01
 KEEPALIVES = 5
@@ -262,7 +259,8 @@ def dirs(tmp_path):
 
 def configure(home, idle: float) -> None:
     (home / "config.toml").write_text(f"max_retries = 1\nretry_backoff = 0\n"
-                                      f"stream_idle_timeout = {idle}\nrequest_deadline = 30\n")
+                                      f"stream_idle_timeout = {idle}\n"
+                                      f"request_deadline = {10 * LONG}\n")
 
 
 def patient(home) -> None:
@@ -276,14 +274,26 @@ def error_lines(proc) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
-def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt):
+def test_headless_keepalives_forever_exit_1_and_continue_works(dirs, fake_provider, fmt,
+                                                               monkeypatch):
     home, ws = dirs
-    configure(home, FIRES)
-    fake_provider.script(Reply.keepalive(), Reply.keepalive())
-    proc = headless(fake_provider, fmt, ["-p", "hello"], home, ws)
+    configure(home, LONG)
+    replies = [Reply.keepalive(every=EVERY), Reply.keepalive(every=EVERY)]
+    fake_provider.script(*replies)
+    clocks = LoopClocks(monkeypatch)  # the loop the run makes
+
+    def fire_each_attempts_deadline() -> None:
+        # As in the session test above, from beside the run.
+        for n, reply in enumerate(replies):
+            wait_until(lambda r=reply: r.keepalives_sent >= KEEPALIVES,
+                       f"keep-alives in answer to attempt {n + 1}")
+            clocks.move_past(fake_provider.requests[n].time, LONG)
+
+    with beside(fire_each_attempts_deadline, unblock=fake_provider.stop):
+        proc = headless(fake_provider, fmt, ["-p", "hello"], home, ws)
     assert proc.returncode == 1, proc.stderr
     [line] = error_lines(proc)
-    assert line == (f"[error] {host(fake_provider)} sent no content for {FIRES:g} s "
+    assert line == (f"[error] {host(fake_provider)} sent no content for {LONG:g} s "
                     "(stream_idle_timeout) (after 1 retry)")
     assert "Traceback" not in proc.stderr
     fake_provider.script(Reply.text("back again"))
