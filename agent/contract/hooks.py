@@ -100,11 +100,8 @@ class Hooks:
 
     def addoption(self, options: OptionRegistry) -> None:
         """Collect declared options (historic: plugins registered later are called too)."""
-        def add_for(plugin: str) -> Callable[..., None]:
-            return lambda option: options.add(_tag(option, plugin))
-
         for plugin, fn, _ in self._impls("agent_addoption"):
-            proxy = type("Options", (), {"add": staticmethod(add_for(plugin))})()
+            proxy = _PluginOptions(options, plugin)
             try:
                 fn(options=proxy)
             except Exception as exc:
@@ -563,6 +560,20 @@ class Hooks:
         widget: urwid.Widget | None = self.pm.hook.agent_render_block(block=block, width=width,
                                                                      theme=theme)
         return widget
+
+
+class _PluginOptions:
+    """What one plugin's ``agent_addoption`` is given: ``add`` registers the option as that
+    plugin's."""
+
+    __slots__ = ("_options", "_plugin")
+
+    def __init__(self, options: OptionRegistry, plugin: str) -> None:
+        self._options = options
+        self._plugin = plugin
+
+    def add(self, option: Any) -> None:
+        self._options.add(_tag(option, self._plugin))
 
 
 def _tag(option: Any, plugin: str) -> Any:
