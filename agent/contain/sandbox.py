@@ -472,6 +472,9 @@ class Sandbox:
         """
         import asyncio
 
+        from agent.contain import reaper
+
+        reaper.install()  # once per process: its exit reaped from a pidfd, not a thread
         where = os.fspath(cwd) if cwd is not None else self.workspace
         wrapped, sandboxed = self.command(argv, mode=mode, network=network, cwd=where, env=env)
         proc = await asyncio.create_subprocess_exec(
