@@ -67,7 +67,11 @@ class LoopClock:
         """Move the clock on until just over ``seconds`` have passed on it since ``since``, a
         ``time.monotonic()`` reading taken after the last move (when a request arrived, say:
         ``fakeprovider.Request.time``)."""
-        gap = since + self.offset + seconds + self.MARGIN - self.now()
+        self.move_to(since + self.offset + seconds)
+
+    def move_to(self, when: float) -> None:
+        """Move the clock on to just past ``when``, a time on this clock (:meth:`now`)."""
+        gap = when + self.MARGIN - self.now()
         if gap > 0:
             self.offset += gap
             # A loop in another thread sleeps in select() until its next timer as it was

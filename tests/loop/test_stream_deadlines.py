@@ -205,33 +205,35 @@ async def test_esc_in_a_stalled_stream_interrupts_and_no_deadline_error_follows(
     # cancellation is not mistaken for a deadline, and the deadline's timer does not fire
     # into a later turn.
     import asyncio
+    import threading
 
-    fake_provider.script(Reply.stall(30, after=mid_text(fmt), reply=Reply("Half of it",
+    fake_provider.script(Reply.stall(60, after=mid_text(fmt), reply=Reply("Half of it",
                                                                           pieces=3)))
-    session = open_session(tmp_path, fake_provider, fmt, stream_idle_timeout=IDLE)
-    seen: list = []
-
-    async def turn():
-        async for event in session.run("hello"):
-            seen.append(event)
-
-    task = asyncio.ensure_future(turn())
-    # Poll (bounded at 30 s: the first request also imports the SDK, seconds on a loaded
-    # machine) until some of the answer arrived.
-    for _ in range(3000):
-        if shown_text(seen):
-            break
-        await asyncio.sleep(0.01)
-    assert shown_text(seen)
-    task.cancel()
+    session = open_session(tmp_path, fake_provider, fmt, stream_idle_timeout=LONG)
+    clock = LoopClock()
+    first = Turn(session, "hello")
+    # Bounded at 20 s: the first request also imports the SDK, seconds on a loaded machine.
+    await until(lambda: shown_text(first.events), "some of the answer")
+    seen = clock.now()  # the first turn's words arrived before (a few may follow)
+    first.task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 5)
-    assert not [e for e in seen if isinstance(e, ev.ErrorEvent)]
-    # A pause of a fifth of the idle deadline before each event (this turn's own deadline
-    # does not fire), 4 text pieces and at least 3 more events: longer than the deadline in
-    # all, so a timer left behind by the first turn would cancel this one.
-    fake_provider.script(Reply("slow but steady", pieces=4, delay=IDLE / 5))
-    events = await collect(session, "and now?")
+        await asyncio.wait_for(first.task, 5)
+    assert not [e for e in first.events if isinstance(e, ev.ErrorEvent)]
+    # The next turn starts half a deadline later on the loop's clock, streams its first
+    # words, and holds the rest while the clock passes the first turn's deadline (a quarter
+    # deadline to spare for words of the first turn that came after `seen`): a timer the
+    # first turn left behind fires into this one, whose own deadline is a quarter further.
+    clock.move_past(time.monotonic(), LONG / 2)
+    rest = threading.Event()
+    fake_provider.script(Reply.held(rest, after=mid_text(fmt),
+                                    reply=Reply("slow but steady", pieces=4)))
+    second = Turn(session, "and now?")
+    await until(lambda: shown_text(second.events), "the next turn's first words")
+    clock.move_to(seen + LONG + LONG / 4)
+    for _ in range(3):  # the loop runs what fell due (a timer left behind) before the rest
+        await asyncio.sleep(0)
+    rest.set()
+    events = await second.ended()
     assert events[-1].reason == "end", events
     assert shown_text(events) == "slow but steady"
 
