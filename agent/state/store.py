@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import sqlite3
 import threading
 import time
@@ -234,7 +233,7 @@ def _create_whole(path: Path, migrations: list[str], schemas: list[StoreSchema])
     Best effort: where it cannot be done (no hard links on this filesystem, a migration that
     fails, a full disk) it leaves nothing behind and :func:`connect` builds the database in
     place as before, reporting what fails there."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.new")
     key = _image_key(migrations, schemas)
     linked = False
     try:
