@@ -64,14 +64,26 @@ def project_root(workspace: Path) -> Path:
 
 def search_dirs(workspace: Path) -> list[Path]:
     """Every directory from the project root down to the workspace, outermost first."""
-    workspace = workspace.resolve()
-    root = project_root(workspace)
-    chain = [workspace]
-    for parent in workspace.parents:
-        if not parent.is_relative_to(root):
+    return [Path(directory) for directory in _chain(os.path.realpath(workspace))]
+
+
+def _chain(workspace: str) -> list[str]:
+    """:func:`search_dirs` of an already resolved workspace, as strings: the workspace and
+    each parent up to the first that holds ``.git`` (or the filesystem root), outermost
+    first.  (Run before every model request: ``os.path`` on strings, not a ``Path`` per
+    step.)"""
+    chain = []
+    current = workspace
+    while True:
+        chain.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
             break
-        chain.append(parent)
-    return list(reversed(chain))
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    chain.reverse()
+    return chain
 
 
 def find_files(workspace: Path, cap: int = CAP) -> list[InstructionFile]:
@@ -129,15 +141,16 @@ def context_report(workspace: Path, enabled: bool = True) -> str:
 # ---- caching: re-read only when a file appears, changes or goes ---------------------------
 
 
-def _signature(workspace: Path) -> tuple[tuple[str, int, int], ...]:
+def _signature(workspace: Path | str) -> tuple[tuple[str, int, int], ...]:
     sig = []
-    for directory in search_dirs(workspace):
+    for directory in _chain(os.path.realpath(workspace)):
         for name in NAMES:
+            path = os.path.join(directory, name)
             try:
-                st = (directory / name).stat()
+                st = os.stat(path)
             except OSError:
                 continue
-            sig.append((str(directory / name), st.st_mtime_ns, st.st_size))
+            sig.append((path, st.st_mtime_ns, st.st_size))
     return tuple(sig)
 
 
@@ -152,8 +165,9 @@ def prompt_text(workspace: Path) -> str:
     AGENTS.md shows up on the next step), for the :data:`CACHE_KEPT` workspaces used last
     (a process working in many, an embedder or the test suite's in-process runs, keeps no
     more)."""
-    workspace = workspace.resolve()
-    sig = _signature(workspace)
+    real = os.path.realpath(workspace)
+    workspace = Path(real)
+    sig = _signature(real)
     cached = _cache.pop(workspace, None)
     if cached is None or cached[0] != sig:
         cached = (sig, render(find_files(workspace)))

@@ -148,3 +148,23 @@ def test_many_workspaces_keep_a_bounded_cache_and_each_its_own_text(tmp_path):
         assert text.rstrip().endswith(f"--- AGENTS.md ---\nrule number {n}"), text
         assert len(instructions._cache) <= instructions.CACHE_KEPT
     assert instructions.prompt_text(workspaces[0]).rstrip().endswith("rule number 0")
+
+
+def test_a_linked_workspace_and_a_git_file_find_the_same_files(tmp_path):
+    """The search runs on the workspace's real path (a link to it finds what it finds), and
+    a ``.git`` file (a git worktree's) marks the root as a ``.git`` folder does."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repo\n")
+    (tmp_path / "AGENTS.md").write_text("OUTSIDE-THE-WORKTREE\n")
+    (repo / "AGENTS.md").write_text("worktree rule\n")
+    (repo / "pkg" / "CLAUDE.md").write_text("pkg rule\n")
+    link = tmp_path / "link"
+    link.symlink_to(repo / "pkg")
+    expected = [repo.resolve(), (repo / "pkg").resolve()]
+    assert instructions.search_dirs(repo / "pkg") == expected
+    assert instructions.search_dirs(link) == expected
+    for where in (repo / "pkg", link):
+        text = instructions.prompt_text(where)
+        assert "worktree rule" in text and "pkg rule" in text
+        assert "OUTSIDE-THE-WORKTREE" not in text
