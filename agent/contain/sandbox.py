@@ -157,6 +157,41 @@ def _probe_seatbelt() -> Probe:
     return Probe(True, "seatbelt", program)
 
 
+#: Probe answers of this process, by the bwrap candidates tried: the candidates' file stats
+#: when probed, and the answer.
+_PROBES: dict[tuple[str, ...], tuple[tuple[tuple[int, int, int] | None, ...], Probe]] = {}
+
+
+def _binary_stats(candidates: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
+    for path in candidates:
+        try:
+            info = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((info.st_ino, info.st_mtime_ns, info.st_size))
+    return tuple(out)
+
+
+def _remembered_probe(candidates: tuple[str, ...]) -> Probe | None:
+    """The answer a probe of the same bwrap candidates gave earlier in this process, while
+    each is the same file (inode, mtime, size) as then.
+
+    A run probes once (``bwrap ... true``: about 15 ms before the first command, spent
+    waiting), and each run an in-process host or test makes would probe again.  Taking the
+    answer back is safe both ways: a sandbox that stopped starting since fails each command
+    at bwrap (nothing runs without the walls), and one that failed stays strict."""
+    found = _PROBES.get(candidates)
+    if found is None or found[0] != _binary_stats(candidates):
+        return None
+    return found[1]
+
+
+def _remember_probe(candidates: tuple[str, ...], probe: Probe) -> None:
+    _PROBES[candidates] = (_binary_stats(candidates), probe)
+
+
 class SandboxProcess:
     """A started process (an :class:`asyncio.subprocess.Process` underneath: ``stdout``,
     ``wait()``, ``returncode``, ``pid`` ... all work) that knows how to end its whole tree."""
@@ -254,10 +289,14 @@ class Sandbox:
         self._empty_file: str | None = None
         self._prober: _Prober | None = None
         self._probe: Probe | None = None
+        self._probe_key: tuple[str, ...] = ()
         if self.mode != OFF:
             if self.platform.startswith("linux"):
-                self._prober = _Prober(_bwrap_candidates(config.get("sandbox_bwrap")),
-                                       self.workspace)
+                candidates = _bwrap_candidates(config.get("sandbox_bwrap"))
+                self._probe_key = tuple(candidates)
+                self._probe = _remembered_probe(self._probe_key)
+                if self._probe is None:
+                    self._prober = _Prober(candidates, self.workspace)
             elif self.platform != "darwin":
                 self._probe = Probe(False, "none", "",
                                     f"no sandbox backend for {self.platform}")
@@ -287,6 +326,7 @@ class Sandbox:
                 self._probe = Probe(False, "none", "", "the sandbox is off by choice")
             elif self._prober is not None:
                 self._probe = self._prober.wait()
+                _remember_probe(self._probe_key, self._probe)
             else:
                 self._probe = _probe_seatbelt()
         return self._probe
