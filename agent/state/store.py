@@ -244,7 +244,7 @@ def _create_whole(path: Path, migrations: list[str], schemas: list[StoreSchema])
             if image is None:
                 _build(temp, migrations, schemas)
                 if key is not None:
-                    _IMAGES[key] = os.pread(fd, os.fstat(fd).st_size, 0)
+                    _IMAGES[key] = temp.read_bytes()
             else:
                 view = memoryview(image)
                 while view:
