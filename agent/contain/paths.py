@@ -72,8 +72,18 @@ def jail_entry(root: Path, path: str) -> Path:
 
 
 def is_inside(root_real: Path, candidate: Path) -> bool:
-    """Whether ``candidate`` is ``root_real`` or below it (both already real paths)."""
-    return candidate == root_real or root_real in candidate.parents
+    """Whether ``candidate`` is ``root_real`` or below it (both already real paths).
+
+    Compared as strings, component-wise (``/a/b`` holds ``/a/b/c``, not ``/a/bc``), with
+    what pathlib's ``root in candidate.parents`` answers, in 1 us instead of 26: it runs for
+    every path every file tool touches.  ``//`` is a root of its own to pathlib (POSIX
+    leaves a leading double slash to the system), so ``//x`` is not below ``/``."""
+    r, c = str(root_real), str(candidate)
+    if c == r:
+        return True
+    if r == "/":
+        return c.startswith("/") and not c.startswith("//")
+    return c.startswith(r if r.endswith("/") else r + "/")
 
 
 def relative(root: Path, path: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from files_support import boot_files, snapshot
 
-from agent.contain.paths import jail, jail_entry
+from agent.contain.paths import is_inside, jail, jail_entry
 from agent.contract.tools import ToolError
 from agent.lib.walk import walk_entries
 
@@ -227,6 +227,25 @@ async def test_glob_and_grep_never_leave_the_workspace(arena, tmp_path):
         assert out == "No matches.", (include, out)
     listing = await env.ok("list_dir", {"depth": 6, "includeIgnored": True})
     assert "secret.txt" not in listing and "deep.txt" not in listing
+
+
+def test_is_inside_is_by_whole_components_as_pathlib_says(tmp_path):
+    """A sibling whose name starts with the workspace's is outside it; every pair of these
+    paths gets pathlib's answer (``root in candidate.parents``)."""
+    import itertools
+
+    names = ["/", "//", "/a", "/a/b", "/a/bc", "/a/b/c", "//a", "//a/b", "/ab", "/a/b/c/d",
+             "/a/b c", "/a/b/.x", "/a/b/..x", "/ä", "/ä/b", "/a\\b", "/A/b"]
+    for root, candidate in itertools.product(map(Path, names), repeat=2):
+        expected = candidate == root or root in candidate.parents
+        assert is_inside(root, candidate) == expected, (root, candidate)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "ws2").mkdir()
+    (tmp_path / "ws2" / "f.txt").write_text("outside")
+    for bad in ["../ws2/f.txt", str(tmp_path / "ws2" / "f.txt")]:
+        with pytest.raises(ToolError, match="Path escapes workspace"):
+            jail(ws, bad)
 
 
 def test_jail_unit_cases(tmp_path):
