@@ -224,8 +224,11 @@ OPENER = textwrap.dedent("""
     from pathlib import Path
     from agent.state.store import Store
     folder, me, other, trials = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+    in_place = sys.argv[5] == "in place"
     try:
         for trial in range(trials):
+            if in_place:  # an empty file already there: the database is built where it lies
+                (folder / f"fresh-{trial}.db").touch(mode=0o600)
             # A barrier before each trial, not a clock: both openers are at the starting
             # line before either opens, so the two meet in the switch to WAL every time.
             (folder / f"ready.{trial}.{me}").touch()
@@ -242,16 +245,23 @@ OPENER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_opening_a_fresh_database_at_once_both_succeed(tmp_path):
-    """Two agents starting at once on a new state dir meet in SQLite's switch to WAL, which
-    can answer "database is locked" at once instead of waiting; the store must retry.  The
-    race is timing-dependent, so the same two processes open 60 fresh databases, meeting at
-    a barrier before each: with the retry taken out, 8 runs of this test in 10 failed (two
-    new processes for each of 10 databases, started at once without a barrier, failed in
-    none of 5 runs, and cost 3.4 s of CPU instead of 0.7 s)."""
-    trials = 60
+@pytest.mark.parametrize("how", ["built whole", "in place"])
+def test_two_processes_opening_a_fresh_database_at_once_both_succeed(tmp_path, how):
+    """Two agents starting at once on a new state dir: each builds the database beside it
+    and links it into place, and the one that comes second opens the first one's
+    (``built whole``).  Where a database is built in place (its empty file was there: an
+    older agent's, or no hard links), the two meet in SQLite's switch to WAL, which can
+    answer "database is locked" at once instead of waiting; the store must retry.  The race
+    is timing-dependent, so the same two processes open 60 fresh databases, meeting at a
+    barrier before each: with the retry taken out, 8 runs of this test in 10 failed when it
+    had only the in-place case (two new processes for each of 10 databases, started at once
+    without a barrier, failed in none of 5 runs, and cost 3.4 s of CPU instead of 0.7 s); 7
+    in 10 of the in-place case since databases are built whole, the built-whole case in
+    none (a second opener finds the first one's database linked, whatever the timing: 20
+    trials)."""
+    trials = 60 if how == "in place" else 20
     procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(tmp_path), me, other,
-                               str(trials)], stderr=subprocess.PIPE, text=True)
+                               str(trials), how], stderr=subprocess.PIPE, text=True)
              for me, other in (("a", "b"), ("b", "a"))]
     errors = [proc.communicate(timeout=120)[1] for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], "\n".join(errors)
