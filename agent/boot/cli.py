@@ -369,6 +369,21 @@ def _log_file_class() -> Any:
             except OSError:
                 pass
 
+        def flush(self) -> None:
+            try:
+                super().flush()
+            except OSError:
+                pass
+
+        def close(self) -> None:
+            # Closing flushes what is buffered: on a full disk that raises, and the next
+            # main() of the process (which closes the last one's handler) must not fail.
+            # The file is closed and the handler released either way.
+            try:
+                super().close()
+            except OSError:
+                pass
+
     return LogFile
 
 
