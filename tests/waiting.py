@@ -76,7 +76,8 @@ class LoopClock:
             self.offset += gap
             # A loop in another thread sleeps in select() until its next timer as it was
             # due before the move: wake it to see what is due now.
-            self.loop.call_soon_threadsafe(_nothing)
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing to wake
+                self.loop.call_soon_threadsafe(_nothing)
 
 
 def _nothing() -> None:
@@ -106,8 +107,8 @@ class LoopClocks:
     def move_past(self, since: float, seconds: float) -> None:
         """:meth:`LoopClock.move_past` on every loop made so far."""
         with self._lock:
-            clocks = list(self.clocks)
-        assert clocks, "no event loop was made"
+            clocks = [clock for clock in self.clocks if not clock.loop.is_closed()]
+        assert clocks, "no event loop was made, or all of them are closed"
         for clock in clocks:
             clock.move_past(since, seconds)
 
