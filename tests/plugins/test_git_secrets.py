@@ -54,6 +54,16 @@ def repo(tmp_path, built):
     return ws, config, hooks, hooks.tools(config)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory, built):
+    """One copy and one booted host for the tests that only read it (git under the
+    read-only sandbox, or a refusal before git runs): each still asserts on its own call."""
+    ws = tmp_path_factory.mktemp("git_secrets_shared") / "ws"
+    shutil.copytree(built, ws, symlinks=True)
+    config, hooks = make_boot(ws, ws.parent / "home", builtins=["git", "openai"])
+    return ws, config, hooks, hooks.tools(config)
+
+
 SHOWN = [
     ("git_show", {"ref": "HEAD"}), ("git_show", {"ref": "HEAD~1"}),
     ("git_diff", {}), ("git_diff", {"staged": True}),
@@ -62,8 +72,8 @@ SHOWN = [
 
 
 @pytest.mark.parametrize("tool,args", SHOWN)
-async def test_diffs_leave_secret_files_out_and_say_so(repo, tool, args):
-    _, config, _, tools = repo
+async def test_diffs_leave_secret_files_out_and_say_so(shared, tool, args):
+    _, config, _, tools = shared
     result = await run_tool(tools[tool], args, config)
     assert not result.is_error, result.output
     assert CANARY not in result.output
@@ -85,8 +95,8 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("tool,args", REFUSED)
-async def test_a_secret_path_is_refused(repo, tool, args):
-    _, config, _, tools = repo
+async def test_a_secret_path_is_refused(shared, tool, args):
+    _, config, _, tools = shared
     result = await run_tool(tools[tool], args, config)
     assert result.is_error and "refusing to show" in result.output, result.output
     assert CANARY not in result.output
