@@ -377,7 +377,7 @@ async def _ask_model(ctx: Any, prompt: str) -> str:
 async def git_commit_message(args: dict[str, Any], ctx: Any) -> str:
     prepared = await prepare(ctx, "diff")  # one config listing for both commands
     diff = await run_git(ctx, "diff", "--staged", *CONTENT_FLAGS, prepared=prepared)
-    diff = without_secrets(ctx, diff) if diff.strip() else diff
+    diff = without_secrets(ctx, diff, prepared) if diff.strip() else diff
     if not diff.strip():
         return NOTHING_STAGED_FOR_MESSAGE
     try:
