@@ -69,6 +69,18 @@ class LoopClock:
         ``fakeprovider.Request.time``)."""
         self.move_to(since + self.offset + seconds)
 
+    def fire(self, since: float, seconds: float, *, spare: float = 0.1) -> bool:
+        """Move the clock past a timeout of ``seconds`` that started after ``since`` (a
+        ``time.monotonic()`` reading taken after the last move), unless it may come in real
+        time first (less than ``spare`` left of it, or gone): the code under test is then at
+        or past it, and a move would cut short what follows (a kill's grace, the next
+        command).  Returns whether it moved."""
+        now = time.monotonic()
+        if now > since + seconds - spare:
+            return False
+        self.move_past(now, seconds)
+        return True
+
     def move_to(self, when: float) -> None:
         """Move the clock on to just past ``when``, a time on this clock (:meth:`now`)."""
         gap = when + self.MARGIN - self.now()

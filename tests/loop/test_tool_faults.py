@@ -167,20 +167,18 @@ async def test_bash_that_never_ends_is_killed_at_its_timeout(shell_session, fake
                         id="c1"),
         Reply.tool_call("bash", {"command": "yes flood", "timeout": 1000}, id="c2"),
         Reply.text("it hung"))
-    # Each timeout is kept on the event loop's clock: fired by moving that on, once the
-    # command's output shows it runs (its wait began before it could print), and for the
-    # flood once it printed more than a result keeps; unless the 1 s passed first (a loaded
-    # machine), when the move would cut the next command short instead.
+    # Each timeout is kept on the event loop's clock: fired by moving that on (LoopClock.fire:
+    # unless its real second is up already) once the command's output shows it runs, and for
+    # the flood once it printed more than a result keeps.  Each command's wait began before
+    # it could print, and after the request whose answer called it reached the server.
     clock = LoopClock()
     turn = Turn(shell_session, "hang")
     await until(lambda: "started" in live_output(turn.events, "c1") or ended(turn, "c1"),
                 "the first command")
-    if not ended(turn, "c1"):
-        clock.move_past(time.monotonic(), 1.0)
+    clock.fire(fake_provider.requests[0].time, 1.0)
     await until(lambda: len(live_output(turn.events, "c2")) > 2 * RESULT_CAP
                 or ended(turn, "c2"), "the flood")
-    if not ended(turn, "c2"):
-        clock.move_past(time.monotonic(), 1.0)
+    clock.fire(fake_provider.requests[1].time, 1.0)
     events = await turn.ended()
     assert events[-1].reason == "end"
     first = tool_messages(fake_provider.requests[1])["c1"]

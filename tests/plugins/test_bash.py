@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from waiting import LoopClock
+from waiting import LoopClock, until
 
 from agent import Effects
 from agent.contract.messages import Message, TextPart, ToolCallPart
@@ -199,20 +199,20 @@ async def test_output_streams_live_before_the_command_ends(boot):
     assert result.output == "exit: 0\nstdout:\nfirst\nsecond"
 
 
-def past_the_timeout(clock: LoopClock, timeout_ms: int) -> None:
-    """Move the loop's clock (the tool's timeout is kept on it) past a command's timeout, once
-    its processes are seen: its wait began before they were, when the command started."""
-    clock.move_past(time.monotonic(), timeout_ms / 1000)
+# The tool's timeout is kept on the event loop's clock: a test moves it past the timeout
+# (LoopClock.fire) once the command's processes are seen, since its wait began after `asked`
+# and before they started, unless the real second is (nearly) up already.
 
 
 async def test_timeout_kills_the_whole_group(boot, tmp_path):
     config, _, bash = boot
     pgid_file = new_token()
     clock = LoopClock()
+    asked = time.monotonic()
     task = asyncio.create_task(run_tool(
         bash, {"command": TREE.format(pgid=pgid_file), "timeout": 1000}, config))
     _, members = await wait_for_sleepers(pgid_file)
-    past_the_timeout(clock, 1000)
+    clock.fire(asked, 1.0)
     result = await task
     assert result.output.startswith("exit: 143 (killed by SIGTERM; timeout is 1000ms)")
     assert "started" in result.output
@@ -224,11 +224,13 @@ async def test_timeout_escalates_to_sigkill_when_term_is_ignored(boot):
     config, _, bash = boot
     token = new_token()
     clock = LoopClock()
+    asked = time.monotonic()
     task = asyncio.create_task(run_tool(
         bash, {"command": f"trap '' TERM; sleep 20.{token}; echo survived", "timeout": 1000},
         config))
-    await wait_for_sleepers(token, count=1)  # the trap is set: it came first
-    past_the_timeout(clock, 1000)
+    # The trap is set once the sleep runs (it came first).
+    await until(lambda: marked(token) or task.done(), "the command's sleep")
+    clock.fire(asked, 1.0)
     result = await task
     # Killed, not waited out: a SIGKILL after the sleep ended would find "survived" printed.
     assert result.output.startswith("exit: 137 (killed by SIGKILL; timeout is 1000ms)")
