@@ -116,9 +116,10 @@ def _remove_dirs(made: list[Path]) -> None:
             os.rmdir(directory)
 
 
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename durable; some filesystems refuse to open or sync a directory, and
-    # the rename itself has already happened, so a failure here changes nothing.
+def fsync_dir(directory: Path) -> None:
+    """Make a new entry of ``directory`` (a rename, a link) durable.  Some filesystems refuse
+    to open or sync a directory; the entry itself is already there, so a failure here
+    changes nothing and is let be."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -225,7 +226,7 @@ class Staged:
         self.tmp = None
         self._made = []
         if self._durable:  # a rename made durable over content that is not would be moot
-            _fsync_dir(self.target.parent)
+            fsync_dir(self.target.parent)
 
     def discard(self) -> None:
         """Remove the staged file and any directory made for it; the target is untouched."""
@@ -277,7 +278,7 @@ def atomic_move(src: Path | str, dst: Path | str, *, shown: str | None = None,
         if make_parents:
             made = _make_dirs(_missing_dirs(dst.parent))
         os.rename(src, dst)
-        _fsync_dir(dst.parent)
+        fsync_dir(dst.parent)
         return
     except OSError as exc:
         if exc.errno != errno.EXDEV:

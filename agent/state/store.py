@@ -265,7 +265,9 @@ def _create_whole(path: Path, migrations: list[str], schemas: list[StoreSchema])
             except OSError:
                 pass
     if linked:
-        _sync_dir(path.parent)
+        from agent.lib.atomic import fsync_dir  # here: the store's import stays stdlib-only
+
+        fsync_dir(path.parent)
 
 
 def _build(temp: Path, migrations: list[str], schemas: list[StoreSchema]) -> None:
@@ -279,20 +281,6 @@ def _build(temp: Path, migrations: list[str], schemas: list[StoreSchema]) -> Non
         apply_schemas(conn, schemas, temp)
     finally:
         conn.close()
-
-
-def _sync_dir(directory: Path) -> None:
-    """Make a new entry of ``directory`` durable (a filesystem that cannot is let be)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _set_up(conn: sqlite3.Connection, migrations: list[str], path: Path,
