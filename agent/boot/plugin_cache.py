@@ -158,6 +158,53 @@ def still_current(entry: dict[str, Any], value: str, dist: str) -> bool:
     return True
 
 
+def imports_described_copy(entry: dict[str, Any], module_name: str) -> bool:
+    """Whether importing ``module_name`` now would load a file ``entry`` was described from.
+
+    :func:`still_current` sees that the described files are unchanged, not that they are
+    still the ones imported: another copy of the same distribution (same name and version)
+    put earlier on the path would be imported instead, and its tools and hooks are not the
+    ones described.  The module is looked up the way ``import`` would (every finder of
+    ``sys.meta_path``, each parent package's path) without running any of its code; a module
+    that cannot be found that way counts as not described (it is then imported and
+    described as usual)."""
+    origin = _origin_without_import(module_name)
+    return origin is not None and origin in key_files(entry)
+
+
+def _origin_without_import(module_name: str) -> str | None:
+    search: Any = None  # sys.path, for a top-level name
+    spec: Any = None
+    parts = module_name.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        module = sys.modules.get(name)
+        if module is not None:
+            spec = getattr(module, "__spec__", None)
+            search = getattr(module, "__path__", None)
+        else:
+            spec = _find_spec(name, search)
+            search = spec.submodule_search_locations if spec is not None else None
+        if spec is None or (depth < len(parts) and search is None):
+            return None
+    origin = getattr(spec, "origin", None)
+    return origin if isinstance(origin, str) else None
+
+
+def _find_spec(name: str, search: Any) -> Any:
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(name, search)
+        except Exception:  # a finder that cannot answer: the module counts as not found
+            return None
+        if spec is not None:
+            return spec
+    return None
+
+
 def well_formed(entry: Any) -> bool:
     """Whether ``entry`` has the shape :func:`describe` writes (anything else is rebuilt)."""
     try:

@@ -365,7 +365,8 @@ class _Descriptions:
 
         entry = self.entries.get(ep.name)
         if self.path is None or entry is None or not plugin_cache.still_current(
-                entry, ep.value, dist):
+                entry, ep.value, dist) or not plugin_cache.imports_described_copy(
+                entry, ep.module):
             return None
         return LazyPlugin(ep.name, entry, ep.load, self._failed)
 

@@ -220,3 +220,18 @@ def test_a_plugin_module_with_its_own_dir_registers_what_dir_lists(tmp_path, mon
     assert tools() == {"listed_tool"}
     listed.clear()
     assert tools() == set()
+
+
+def test_a_copy_earlier_on_the_path_is_not_taken_for_the_one_described(tmp_path, fake_provider):
+    """One state dir: the plugin described from ``site-one``; then another copy of the same
+    distribution (same name and version) comes first on the path. What the next run offers
+    is that copy's, not the remembered description of the one it no longer imports."""
+    one, other = tmp_path / "site-one", tmp_path / "site-other"
+    install(one, "teller_c", "tell_one")
+    install(other, "teller_c", "tell_it_otherwise")
+    home = tmp_path / "h"
+    first, again = twice(fake_provider, tmp_path, home, one)
+    assert "tell_one" in first and "tell_one" in again
+    both = Path(f"{other}{os.pathsep}{one}")
+    offered = offered_tools(fake_provider, tmp_path, home, both)
+    assert "tell_it_otherwise" in offered and "tell_one" not in offered
