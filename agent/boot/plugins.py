@@ -13,7 +13,6 @@ import logging
 import sys
 import time
 import traceback
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,14 +86,6 @@ def opt_in_names() -> frozenset[str]:
 
 _MISSING = object()
 
-#: What :meth:`_Manager.parse_hookimpl_opts` found for a plugin module's attributes, by
-#: module and name, with the attribute's value it was found for: a process that registers the
-#: same module again (a second plugin host; the test suite's in-process runs, hundreds per
-#: process) inspects only the attributes that changed.  A module forgotten and imported
-#: anew is another key; the old one's entries go with it.
-_PARSED: weakref.WeakKeyDictionary[ModuleType, dict[str, tuple[object, Any]]] = \
-    weakref.WeakKeyDictionary()
-
 #: The hook implementations :meth:`_Manager.register` built for a plugin module, by module
 #: and attribute, with the options they were built from.  pluggy's ``HookImpl`` holds the
 #: plugin, its name, the function, its argument names and the options, and nothing of the
@@ -109,7 +100,7 @@ _IMPLS: dict[ModuleType, dict[str, tuple[Any, dict[str, Any]]]] = {}
 #: What :meth:`_Manager._walk` last found in a plugin module: the name it was registered
 #: under, the module's namespace then (a copy) and the implementations with their options
 #: then.  While the namespace holds the very same objects (and no ``__dir__`` makes ``dir()``
-#: differ from it), looking through it again finds the same, by the rule of :data:`_PARSED`;
+#: differ from it), looking through it again finds the same hook options;
 #: an implementation's options changed in place are seen and send it through the walk.
 #: Pruned with :data:`_IMPLS`.
 _WALKED: dict[ModuleType, tuple[str, dict[str, object], list[tuple[str, Any, dict[str, Any]]]]] \
@@ -138,27 +129,12 @@ _REUSE_IMPLS = all(hasattr(HookCaller, part) for part in (
 
 class _Manager(pluggy.PluginManager):
     """pluggy's manager, reading a :class:`LazyPlugin`'s hook options from its description
-    instead of inspecting each of its ~50 attributes (30 plugins: ~1,500 lookups a start),
-    and a plugin module's from :data:`_PARSED` while its attributes are the same objects."""
-
-    _module: ModuleType | None = None
-    _parsed: dict[str, tuple[object, Any]] = {}
+    instead of inspecting each of its ~50 attributes (30 plugins: ~1,500 lookups a start)."""
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         if type(plugin) is LazyPlugin:
             return plugin.hook_opts(name)
-        if not isinstance(plugin, ModuleType):  # an instance: its methods are new each time
-            return super().parse_hookimpl_opts(plugin, name)
-        if plugin is not self._module:  # pluggy asks attribute by attribute, module by module
-            self._module, self._parsed = plugin, _PARSED.setdefault(plugin, {})
-        value = plugin.__dict__.get(name, _MISSING)
-        known = self._parsed.get(name)
-        if known is not None and known[0] is value and value is not _MISSING:
-            return known[1]
-        opts = super().parse_hookimpl_opts(plugin, name)
-        if value is not _MISSING:
-            self._parsed[name] = value, opts
-        return opts
+        return super().parse_hookimpl_opts(plugin, name)
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         """pluggy's ``register``, except that a plugin module's hook implementations are
