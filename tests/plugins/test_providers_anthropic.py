@@ -277,13 +277,23 @@ async def test_adaptive_thinking_models(fake_provider):
     assert "thinking" not in off and "output_config" not in off
 
 
+def sdk_deprecated_model() -> str:
+    """A model the installed SDK lists as being retired: the list changes with SDK
+    releases, so the test takes its model from it rather than naming one."""
+    from anthropic._data import DEPRECATED_MODELS
+    return next(iter(DEPRECATED_MODELS))
+
+
 async def test_deprecated_model_gives_one_notice(fake_provider, recwarn):
-    fake_provider.script(Reply.text("a"), Reply.text("b"))
+    model = sdk_deprecated_model()
+    fake_provider.script(Reply.text("a"), Reply.text("b"), Reply.text("c"))
     provider = make(fake_provider)
-    first = await collect(provider, request(model="claude-sonnet-4-5"))
-    second = await collect(provider, request(model="claude-sonnet-4-5"))
-    notices = [e for e in first + second if isinstance(e, ProviderNotice)]
-    assert len(notices) == 1 and "claude-sonnet-4-5 is deprecated" in notices[0].text
+    first = await collect(provider, request(model=model))
+    second = await collect(provider, request(model=model))
+    current = await collect(provider, request(model="claude-model-not-retired"))
+    notices = [e for e in first + second + current if isinstance(e, ProviderNotice)]
+    assert len(notices) == 1 and f"{model} is deprecated" in notices[0].text
+    assert [b["model"] for b in fake_provider.bodies] == [model, model, "claude-model-not-retired"]
     assert not [w for w in recwarn if "deprecated" in str(w.message)]  # nothing on stderr
 
 

@@ -290,7 +290,7 @@ HOSTILE: list[tuple[str, str]] = [
     # IPv6 forms
     ("http://[::]/", LOOPBACK + ":: (an unspecified address)"),
     ("http://[fe80::1]/", LOOPBACK + "fe80::1 (a link-local address)"),
-    ("http://[fe80::1%25eth0]/", "refusing an IPv6 address with a zone id: fe80::1%25eth0"),
+    ("http://[fe80::1%25eth0]/", "refusing an IPv6 address with a zone id: fe80::1%eth0"),
     ("http://[fc00::1]/", LOOPBACK + "fc00::1 (a unique-local address)"),
     ("http://[fd12:3456::1]:8080/", LOOPBACK + "fd12:3456::1 (a unique-local address)"),
     ("http://[fec0::1]/", LOOPBACK + "fec0::1 (a site-local address)"),
