@@ -32,7 +32,6 @@ from agent.contract import hookspecs
 
 log = logging.getLogger("agent.plugins")
 
-_PARAM = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 def _per_run_hooks() -> frozenset[str]:
@@ -48,6 +47,31 @@ def _per_run_hooks() -> frozenset[str]:
 
 
 PER_RUN_HOOKS = _per_run_hooks()
+
+
+_TRAMPOLINES = {
+    "plain": "def stub({params}):\n    return forward({args})\n",
+    "generator": "def stub({params}):\n    return (yield from forward({args}))\n",
+    "async": "async def stub({params}):\n    return await forward({args})\n",
+    "asyncgen": "async def stub({params}):\n    async for item in forward({args}):\n"
+                "        yield item\n",
+}
+
+
+def trampoline(kind: str, params: list[str], forward: Callable[..., Any]) -> Any:
+    """A function of ``kind`` whose own parameters are ``params`` and which hands them on to
+    ``forward`` positionally.  Its code object names the parameters, because that is where
+    pluggy reads a hook implementation's argument names (``__code__`` since pluggy 1.7, the
+    signature before): a ``*args`` stub with a ``__signature__`` would be called with no
+    arguments under 1.7.  ``params`` come from a cache file, so only plain identifiers are
+    accepted (:func:`agent.boot.plugin_cache.well_formed` refuses a description with others)."""
+    if not all(plugin_cache.plain_parameter(p) for p in params) or len(set(params)) != len(
+            params):
+        raise ValueError(f"not a parameter list: {params!r}")
+    namespace: dict[str, Any] = {"forward": forward}
+    exec(_TRAMPOLINES[kind].format(params=", ".join(params), args=", ".join(params)),
+         namespace)
+    return namespace["stub"]
 
 
 class LazyPlugin:
@@ -191,12 +215,11 @@ class LazyPlugin:
                     return None
             return call(args, kwargs)
 
-        stub: Any = {"generator": generator_stub, "async": async_stub,
-                     "asyncgen": asyncgen_stub}.get(hook["kind"], plain_stub)
+        inner = {"generator": generator_stub, "async": async_stub,
+                 "asyncgen": asyncgen_stub}.get(hook["kind"], plain_stub)
+        stub: Any = trampoline(hook["kind"], hook["params"], inner)
         stub.__name__ = attr
         stub.__qualname__ = f"{self._plugin_name}.{attr}"
-        stub.__signature__ = inspect.Signature(
-            [inspect.Parameter(p, _PARAM) for p in hook["params"]])
         stub.agent_impl = dict(hook["opts"])
         return stub  # type: ignore[no-any-return]
 

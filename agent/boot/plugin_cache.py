@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import keyword
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -205,6 +206,11 @@ def _find_spec(name: str, search: Any) -> Any:
     return None
 
 
+def plain_parameter(name: object) -> bool:
+    """Whether ``name`` can be a parameter of a generated stub: an identifier, no keyword."""
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
 def well_formed(entry: Any) -> bool:
     """Whether ``entry`` has the shape :func:`describe` writes (anything else is rebuilt)."""
     try:
@@ -217,7 +223,8 @@ def well_formed(entry: Any) -> bool:
         for hook in entry["hooks"]:
             assert isinstance(hook["attr"], str) and isinstance(hook["opts"], dict)
             assert hook["kind"] in ("plain", "async", "generator", "asyncgen")
-            assert all(isinstance(a, str) for a in hook["params"])
+            assert all(plain_parameter(a) for a in hook["params"])
+            assert len(set(hook["params"])) == len(hook["params"])
             assert isinstance(hook["self"], bool)
         for name, calls in entry["recorded"].items():
             assert name in RECORDED and isinstance(calls, list)

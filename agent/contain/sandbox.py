@@ -192,6 +192,26 @@ def _remember_probe(candidates: tuple[str, ...], probe: Probe) -> None:
     _PROBES[candidates] = (_binary_stats(candidates), probe)
 
 
+def _host_tmp_program_dirs(program: str, workspace: str) -> tuple[str, ...]:
+    """The folders under the host's ``/tmp`` (which the sandbox replaces) that ``program``
+    needs to start: its own folder, as named and as resolved, and the root of the virtual
+    environment it belongs to (a venv's ``python`` is a link out of the venv, whose packages
+    it still loads).  Folders inside the workspace are left to the workspace's own rules."""
+    def under_tmp(folder: str) -> bool:
+        return (folder == "/tmp" or folder.startswith("/tmp/")) and not (
+            folder == workspace or folder.startswith(workspace + "/"))
+
+    found: list[str] = []
+    for path in dict.fromkeys((os.path.abspath(program), os.path.realpath(program))):
+        folder = os.path.dirname(path)
+        venv = os.path.dirname(folder)
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")) and under_tmp(venv):
+            folder = venv
+        if under_tmp(folder) and folder not in found:
+            found.append(folder)
+    return tuple(found)
+
+
 class SandboxProcess:
     """A started process (an :class:`asyncio.subprocess.Process` underneath: ``stdout``,
     ``wait()``, ``returncode``, ``pid`` ... all work) that knows how to end its whole tree."""
@@ -412,12 +432,7 @@ class Sandbox:
     def _policy(self, effective: str, *, network: bool, cwd: str | None,
                 program: str | None) -> Policy:
         workspace = os.path.realpath(self.workspace)
-        readable: tuple[str, ...] = ()
-        if program:
-            folder = os.path.dirname(os.path.realpath(program))
-            if (folder == "/tmp" or folder.startswith("/tmp/")) and not (
-                    folder == workspace or folder.startswith(workspace + "/")):
-                readable = (folder,)
+        readable = _host_tmp_program_dirs(program, workspace) if program else ()
         return Policy(mode=effective if effective != OFF else WORKSPACE_WRITE,
                       workspace=workspace, readable=readable,
                       network=bool(network or self.network) and effective != READ_ONLY,

@@ -14,6 +14,7 @@ the describing run and the tests that read only those run in process.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -341,3 +342,68 @@ def test_a_plugin_that_breaks_after_it_was_described_is_isolated(tmp_path, site,
                           PYTHONPATH=str(path))
     rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
     assert "failed" in rows["lazy_speaks"] and "gone missing" in rows["lazy_speaks"]
+
+
+# ---- the stand-ins as pluggy sees them ------------------------------------------------------
+
+def _builtin_modules():
+    import importlib
+
+    from agent.boot.plugins import BUILTIN_DISTRIBUTION, entry_points
+    return [(ep.name, ep.value, importlib.import_module(ep.value))
+            for ep in entry_points() if ep.dist_name == BUILTIN_DISTRIBUTION]
+
+
+def test_every_builtin_stand_in_offers_pluggy_the_real_argument_names():
+    """pluggy takes an implementation's argument names from its signature (up to 1.6) or its
+    code object (1.7 on): a stand-in must give the real names both ways, or pluggy calls it
+    with no arguments.  Registered through pluggy's own register, each hook's implementations
+    from the stand-in and from the real module agree on every argument name."""
+    import pluggy
+
+    from agent.boot.lazy_plugins import LazyPlugin
+    from agent.boot.plugin_cache import describe
+    from agent.contract import hookspecs
+
+    checked = 0
+    for name, value, module in _builtin_modules():
+        entry = describe(module, value, value, "agent-cli")
+        lazy = LazyPlugin(name, entry, lambda module=module: module, lambda *_: None)
+        managers = []
+        for plugin in (module, lazy):
+            pm = pluggy.PluginManager("agent")
+            pm.add_hookspecs(hookspecs)
+            pm.register(plugin, name)
+            managers.append({hook: [impl.argnames for impl in caller.get_hookimpls()]
+                             for hook, caller in vars(pm.hook).items()
+                             if hook.startswith("agent_")})
+        real, stood_in = managers
+        assert stood_in == real, name
+        for hook in entry["hooks"]:
+            stub = getattr(lazy, hook["attr"])
+            code = stub.__code__
+            assert list(code.co_varnames[:code.co_argcount]) == hook["params"], (name, hook)
+            assert list(inspect.signature(stub).parameters) == hook["params"], (name, hook)
+            checked += 1
+    assert checked >= 60  # every builtin's hooks, not an empty loop
+
+
+def test_a_description_whose_parameters_are_code_runs_nothing(tmp_path):
+    """The parameter names come from a cache file: one that is not a plain identifier makes
+    the description malformed (it is rebuilt from the plugin), and the stub builder refuses
+    it outright; the marker the "name" would create never appears."""
+    from agent.boot.lazy_plugins import trampoline
+    from agent.boot.plugin_cache import describe, well_formed
+
+    marker = tmp_path / "ran"
+    payload = f"config=__import__('os').system('touch {marker}')"
+    name, value, module = _builtin_modules()[0]
+    entry = describe(module, value, value, "agent-cli")
+    assert well_formed(entry)
+    for bad in ([payload], ["config", "config"], ["lambda"], ["a b"]):
+        hostile = json.loads(json.dumps(entry))
+        hostile["hooks"][0]["params"] = bad
+        assert not well_formed(hostile), bad
+        with pytest.raises(ValueError):
+            trampoline("plain", bad, lambda *args: None)
+    assert not marker.exists()

@@ -347,3 +347,36 @@ async def test_agent_secret_matchers_from_a_plugin_hide_its_files(tmp_path):
                           extra=[("vault", VaultPlugin())])
     _, out = await sh(config, "cat prod.vault readme.txt")
     assert "plain" in out and "sk-vaulted" not in out
+
+
+async def test_a_program_from_a_venv_under_the_host_tmp_loads_its_packages(tmp_path):
+    """The sandbox gives the process its own /tmp, so a program that lives under the host's
+    /tmp is shown read-only, and for a virtual environment's python (a link out of the
+    venv) that is the venv: its pyvenv.cfg and site-packages, not just its bin folder."""
+    import sys
+    import sysconfig
+
+    assert str(tmp_path).startswith("/tmp/")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").symlink_to(os.path.realpath(sys.executable))
+    (venv / "pyvenv.cfg").write_text(
+        f"home = {os.path.dirname(os.path.realpath(sys.executable))}\n"
+        "include-system-site-packages = false\n")
+    site = venv / "lib" / f"python{sysconfig.get_python_version()}" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "venvmark.py").write_text("X = 'from-the-venv'\n")
+    config, _ = boot(tmp_path)
+    proc = await sandbox_for(config).spawn(
+        [str(venv / "bin" / "python3"), "-c",
+         "import sys, venvmark; print(venvmark.X, sys.prefix)"],
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out = (await proc.stdout.read()).decode()
+    assert await proc.wait() == 0, out
+    assert out.split() == ["from-the-venv", str(venv)]
+    proc = await sandbox_for(config).spawn(
+        ["bash", "-c", f"echo x > {venv}/written; ls {venv}"],
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out = (await proc.stdout.read()).decode()
+    await proc.wait()
+    assert not (venv / "written").exists()  # another program does not see it at all
