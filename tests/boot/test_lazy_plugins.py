@@ -407,3 +407,32 @@ def test_a_description_whose_parameters_are_code_runs_nothing(tmp_path):
         with pytest.raises(ValueError):
             trampoline("plain", bad, lambda *args: None)
     assert not marker.exists()
+
+
+def test_the_plugin_manager_registers_what_pluggy_itself_would():
+    """agent's manager reuses a module's hook implementations between loads (see
+    agent.boot.plugins._Manager) with pluggy internals: on whatever pluggy is installed, a
+    first and a reused registration of every builtin give each hook the implementations,
+    in the order, with the names and options that pluggy's own register gives."""
+    import pluggy
+
+    from agent.boot.plugins import new_manager
+    from agent.contract import hookspecs
+
+    def picture(pm):
+        return {hook: [(impl.plugin_name, impl.function, impl.argnames, impl.kwargnames,
+                        impl.hookwrapper, impl.wrapper, impl.tryfirst, impl.trylast,
+                        impl.optionalhook) for impl in caller.get_hookimpls()]
+                for hook, caller in vars(pm.hook).items() if hook.startswith("agent_")}
+
+    modules = _builtin_modules()
+    reference = pluggy.PluginManager("agent")
+    reference.add_hookspecs(hookspecs)
+    for name, _value, module in modules:
+        reference.register(module, name)
+    for _ in range(2):  # the second load takes the reused implementations
+        ours = new_manager()
+        for name, _value, module in modules:
+            ours.register(module, name)
+        assert picture(ours) == picture(reference)
+    assert sum(map(len, picture(reference).values())) >= 60
