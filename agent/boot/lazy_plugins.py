@@ -20,9 +20,11 @@ after which it is an ordinary plugin.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,9 +71,15 @@ def trampoline(kind: str, params: list[str], forward: Callable[..., Any]) -> Any
             params):
         raise ValueError(f"not a parameter list: {params!r}")
     namespace: dict[str, Any] = {"forward": forward}
-    exec(_TRAMPOLINES[kind].format(params=", ".join(params), args=", ".join(params)),
-         namespace)
+    exec(_trampoline_code(kind, tuple(params)), namespace)
     return namespace["stub"]
+
+
+@functools.lru_cache(maxsize=256)
+def _trampoline_code(kind: str, params: tuple[str, ...]) -> types.CodeType:
+    """The compiled definition (compiling is most of a stub's cost; hooks share shapes)."""
+    source = _TRAMPOLINES[kind].format(params=", ".join(params), args=", ".join(params))
+    return compile(source, f"<agent stand-in {kind}>", "exec")
 
 
 class LazyPlugin:
