@@ -148,17 +148,22 @@ class _Manager(pluggy.PluginManager):
         if not _REUSE_IMPLS or not isinstance(taken, dict) or not isinstance(plugin, ModuleType) \
                 or name is None or name in taken or plugin in taken.values():
             return super().register(plugin, name)
-        taken[name] = plugin
         found = _unchanged_walk(plugin, name)
         if found is None:
             found = self._walk(plugin, name)
+        # Every implementation is checked before any is added (as pluggy 1.7 does): a
+        # plugin with one hook that does not fit leaves none of the others registered.
+        for hook_name, impl in found:
+            hook = getattr(self.hook, hook_name, None)
+            if hook is not None and hook.has_spec():
+                self._verify_hook(hook, impl)
+        taken[name] = plugin
         for hook_name, impl in found:
             hook = getattr(self.hook, hook_name, None)
             if hook is None:
                 hook = HookCaller(hook_name, self._hookexec)
                 setattr(self.hook, hook_name, hook)
             elif hook.has_spec():
-                self._verify_hook(hook, impl)
                 hook._maybe_apply_history(impl)
             hook._add_hookimpl(impl)
         return name
@@ -233,6 +238,8 @@ class PluginHost:
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:  # a broken plugin is skipped, never fatal
+            if self.pm.get_plugin(name) is plugin:  # pluggy < 1.7 stops half-way through
+                self.pm.unregister(plugin, name)
             self.status[name] = PluginStatus(name, "failed", error=_describe(exc))
             log.warning("plugin %s failed to register: %s", name, exc)
             return False

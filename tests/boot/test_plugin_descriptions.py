@@ -15,6 +15,7 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
 
@@ -235,3 +236,48 @@ def test_a_copy_earlier_on_the_path_is_not_taken_for_the_one_described(tmp_path,
     both = Path(f"{other}{os.pathsep}{one}")
     offered = offered_tools(fake_provider, tmp_path, home, both)
     assert "tell_it_otherwise" in offered and "tell_one" not in offered
+
+
+async def _half_run(args, ctx):
+    return "ran"
+
+
+class HalfPlugin:
+    """The same plugin as an instance: pluggy's own register, not agent's module path."""
+
+    @hookimpl
+    def agent_register_tools(self, register):
+        register(Tool(name="half_registered", description="d", parameters={}, run=_half_run))
+
+    @hookimpl
+    def agent_unconfigure(self, config, not_a_hook_argument):
+        raise AssertionError("never called")
+
+
+@pytest.mark.parametrize("form", ["module", "instance"])
+def test_a_plugin_that_fails_to_register_leaves_none_of_its_hooks(tmp_path, monkeypatch, form):
+    """A hook that does not fit fails the whole plugin: its other hooks, valid ones found
+    before it, must not stay registered (its tool offered while the plugin is 'failed')."""
+    module = types.ModuleType("half_plugin")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+
+    @hookimpl
+    def agent_register_tools(register):  # found first: pluggy walks the names sorted
+        register(Tool(name="half_registered", description="d", parameters={}, run=_half_run))
+
+    @hookimpl
+    def agent_unconfigure(config, not_a_hook_argument):
+        raise AssertionError("never called")
+
+    module.agent_register_tools = agent_register_tools
+    module.agent_unconfigure = agent_unconfigure
+    for _ in range(2):  # the second load takes agent's reused implementations
+        if form == "instance":
+            module = HalfPlugin()
+        config, hooks = make_boot(tmp_path, tmp_path, builtins=["core", "files"],
+                                  extra=[("half", module)])
+        status = config.plugins.status["half"]
+        assert status.state == "failed" and "not_a_hook_argument" in status.error
+        tools = hooks.tools(config)
+        assert "read_file" in tools and "half_registered" not in tools
+        assert "half" not in config.plugins.enabled_names()
