@@ -208,10 +208,20 @@ class AsyncioStream(AsyncNetworkStream):
 
 
 def _socket_readable(sock: Any) -> bool:
-    from httpcore2._utils import is_socket_readable
+    """Whether reading ``sock`` would return at once (data or the EOF of a closed peer),
+    polled without reading: what httpcore2 asks before reusing a pooled connection.  Ours,
+    not httpcore2's private helper, so an httpcore2 release cannot take it away."""
+    import select
 
     try:
-        return bool(is_socket_readable(sock))
+        fd = sock.fileno()
+        if fd < 0:
+            return True
+        if not hasattr(select, "poll"):  # pragma: no cover - Windows
+            return bool(select.select([fd], [], [], 0)[0])
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True  # a socket that cannot be polled is not one to reuse
 

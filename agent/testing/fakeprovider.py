@@ -118,6 +118,10 @@ class Reply:
         #: keep-alives sent so far (a test waits for them instead of for time to pass)
         self.keepalives_sent = 0
         self.reset_after: int | None = None
+        #: close the connection after this complete reply, without a ``Connection: close``
+        #: header (a server ending an idle keep-alive connection); ``closed`` is set then
+        self.close_after = False
+        self.closed = threading.Event()
         self.inject_after: int | None = None
         self.inject_raw = ""
 
@@ -749,6 +753,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+            if reply.close_after:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                reply.closed.set()
         except (BrokenPipeError, ConnectionResetError):
             # The client went away (e.g. a cancelled consumer): nothing to finish.
             self.close_connection = True

@@ -80,6 +80,39 @@ async def test_steps_reuse_one_connection(tmp_path, fake_provider, fmt):
     assert len(peers) == 1, peers
 
 
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+async def test_a_pooled_connection_the_server_closed_is_not_reused(tmp_path, fake_provider, fmt):
+    """The server ends the kept-alive connection after the first step without saying so:
+    before the next request the pool asks our transport whether the idle connection is
+    readable (its EOF is), and opens a new one instead of sending into a closed socket.
+    No retry is allowed, so a send on the dead connection would end the turn in an error."""
+    import asyncio
+
+    from agent import NO_EFFECTS, Tool, hookimpl
+
+    first = Reply(tool_calls=[("wait_closed", {})])
+    first.close_after = True
+
+    class WaitClosed:
+        @hookimpl
+        def agent_register_tools(self, register):
+            async def wait_closed(args, ctx):
+                assert await asyncio.to_thread(first.closed.wait, 10)
+                return "closed"
+
+            register(Tool("wait_closed", "Wait.", wait_closed,
+                          {"type": "object", "properties": {}},
+                          effects=lambda a: NO_EFFECTS, read_only=True))
+
+    fake_provider.script(first, Reply.text("done"))
+    session = open_session(tmp_path, fake_provider, fmt, extra=[("wait", WaitClosed())])
+    events = await collect(session, "hello")
+    assert events[-1].reason == "end" and shown_text(events) == "done", events[-3:]
+    assert "closed" in str(fake_provider.requests[1].body)  # the tool ran, then step two
+    assert len(fake_provider.requests) == 2
+    assert len({req.peer for req in fake_provider.requests}) == 2
+
+
 async def test_a_chat_body_that_does_not_end_after_done_still_finishes_the_step(
         tmp_path, fake_provider):
     # All five events of the answer, [DONE] last, then the server holds the body open: the
@@ -93,3 +126,23 @@ async def test_a_chat_body_that_does_not_end_after_done_still_finishes_the_step(
     assert session.messages[-1].text == "Hi there"
     events = await collect(session, "again")  # on a new connection: the old one was dropped
     assert shown_text(events) == "next"
+
+
+def test_the_idle_connection_poll_sees_data_an_eof_and_a_closed_socket():
+    """The poll behind that answer when the loop has not yet read the EOF: real sockets."""
+    import socket
+
+    from agent.loop.netio import _socket_readable
+
+    ours, peer = socket.socketpair()
+    try:
+        assert not _socket_readable(ours)  # idle: reusable
+        peer.send(b"x")
+        assert _socket_readable(ours)  # bytes nobody asked for
+        ours.recv(1)
+        assert not _socket_readable(ours)
+        peer.close()
+        assert _socket_readable(ours)  # the peer's EOF
+    finally:
+        ours.close()
+    assert _socket_readable(ours)  # a closed socket (fileno -1) is never reused
