@@ -35,7 +35,6 @@ from agent.contract import hookspecs
 log = logging.getLogger("agent.plugins")
 
 
-
 def _per_run_hooks() -> frozenset[str]:
     """Hooks an idle plugin skips: every hook given a ``session``, plus configuration, tool
     and mention registration (derived from the hookspecs, so a hook added later is covered)."""

@@ -205,7 +205,8 @@ def _host_tmp_program_dirs(program: str, workspace: str) -> tuple[str, ...]:
     for path in dict.fromkeys((os.path.abspath(program), os.path.realpath(program))):
         folder = os.path.dirname(path)
         venv = os.path.dirname(folder)
-        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")) and under_tmp(venv):
+        # never all of /tmp: anyone can write a pyvenv.cfg there
+        if venv != "/tmp" and under_tmp(venv) and os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
             folder = venv
         if under_tmp(folder) and folder not in found:
             found.append(folder)
