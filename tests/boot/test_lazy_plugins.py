@@ -388,25 +388,25 @@ def test_every_builtin_stand_in_offers_pluggy_the_real_argument_names():
     assert checked >= 60  # every builtin's hooks, not an empty loop
 
 
-def test_a_description_whose_parameters_are_code_runs_nothing(tmp_path):
-    """The parameter names come from a cache file: one that is not a plain identifier makes
-    the description malformed (it is rebuilt from the plugin), and the stub builder refuses
-    it outright; the marker the "name" would create never appears."""
-    from agent.boot.lazy_plugins import trampoline
-    from agent.boot.plugin_cache import describe, well_formed
-
+def test_a_cache_whose_parameter_names_are_code_runs_nothing(tmp_path, shared, fake_provider):
+    """The stand-ins' parameter names come from the plugin cache, a file on disk.  A cache
+    whose "names" are code (a default that would run when a stub is defined) makes that
+    description malformed: the run describes the plugin again from its module, the code
+    never runs, and the plugin works as before."""
+    path, markers = described(tmp_path, shared)
+    cache = tmp_path / "h" / "state" / "plugin-cache.json"
     marker = tmp_path / "ran"
-    payload = f"config=__import__('os').system('touch {marker}')"
-    name, value, module = _builtin_modules()[0]
-    entry = describe(module, value, value, "agent-cli")
-    assert well_formed(entry)
-    for bad in ([payload], ["config", "config"], ["lambda"], ["a b"]):
-        hostile = json.loads(json.dumps(entry))
-        hostile["hooks"][0]["params"] = bad
-        assert not well_formed(hostile), bad
-        with pytest.raises(ValueError):
-            trampoline("plain", bad, lambda *args: None)
+    data = json.loads(cache.read_text())
+    entry = data["plugins"]["lazy_speaks"]
+    (hook,) = [h for h in entry["hooks"] if h["attr"] == "agent_prompt_fragments"]
+    hook["params"] = [f"session=__import__('os').system('touch {marker}')"]
+    with open(cache, "w") as handle:  # the same file: its 0600 mode is kept
+        json.dump(data, handle)
+    system, _ = headless_here(tmp_path, path, fake_provider)
     assert not marker.exists()
+    assert "SPEAKS-ONE" in system and markers["lazy_speaks"].exists()
+    rewritten = json.loads(cache.read_text())["plugins"]["lazy_speaks"]
+    assert [h["params"] for h in rewritten["hooks"]] == [["session"]]
 
 
 def test_the_plugin_manager_registers_what_pluggy_itself_would():

@@ -374,9 +374,11 @@ async def test_a_program_from_a_venv_under_the_host_tmp_loads_its_packages(tmp_p
     out = (await proc.stdout.read()).decode()
     assert await proc.wait() == 0, out
     assert out.split() == ["from-the-venv", str(venv)]
+    # shown read-only: the program cannot change its own venv
     proc = await sandbox_for(config).spawn(
-        ["bash", "-c", f"echo x > {venv}/written; ls {venv}"],
+        [str(venv / "bin" / "python3"), "-c",
+         f"open({str(site / 'venvmark.py')!r}, 'w').write('X = 1')"],
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     out = (await proc.stdout.read()).decode()
-    await proc.wait()
-    assert not (venv / "written").exists()  # another program does not see it at all
+    assert await proc.wait() != 0 and "Read-only file system" in out, out
+    assert (site / "venvmark.py").read_text() == "X = 'from-the-venv'\n"
