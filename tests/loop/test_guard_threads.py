@@ -60,7 +60,11 @@ def test_a_guard_that_raises_system_exit_leaves_its_worker_serving():
     for _ in range(3):
         [verdict] = runner.run_sync([("quitter", quits, ())], {}, 5.0)
         assert verdict.decision == "deny" and "SystemExit" in verdict.reason
-    assert len(idents) == 3 and len(set(idents)) == 1
+    # Each worker that ran it is still alive, serving.  Which worker takes a call is not
+    # asserted: the pool is the process's, and a worker from an earlier test (a guard that
+    # hung past its timeout) can become idle between two of these calls.
+    alive = {thread.ident for thread in threading.enumerate() if thread.is_alive()}
+    assert len(idents) == 3 and set(idents) <= alive
 
 
 def test_an_idle_worker_keeps_nothing_of_the_call_it_served():
