@@ -1,4 +1,5 @@
-"""Project instructions (AGENTS.md, CLAUDE.md, .agent.md) in the system prompt; /context, /init."""
+"""Project instructions (AGENTS.md, CLAUDE.md, .agent.md) in the system prompt; /init, and
+/context (what fills the context window, then the instruction files)."""
 
 from __future__ import annotations
 
@@ -213,8 +214,34 @@ def agent_header_lines(config, session):
                       order=40)
 
 
+#: the window the breakdown is measured against when nothing says where compaction starts
+DEFAULT_WINDOW = 120_000
+#: prompt fragments with a row of their own in /context (this plugin's and the memory's)
+OWN_LINES = {"instructions": "instructions", "memory": "memory"}
+
+
+def context_window(session: Any) -> int:
+    """Where the session's context is full: what a plugin reports for it (the status bar's
+    ``context_limit``), else the ``compact_threshold`` key."""
+    limit = None
+    try:
+        limit = session.hooks.status(session).context_limit
+    except Exception:  # a broken status plugin must not take /context with it
+        limit = None
+    return int(limit or session.config.get("compact_threshold") or DEFAULT_WINDOW)
+
+
 def run_context(app: Any, args: str, config: Any) -> str | None:
-    return show(app, context_report(config.workspace, bool(config.get("instructions"))))
+    """``/context``: what fills the context window (system prompt, tool schemas,
+    instructions, memory, messages, free) with a bar, then the instruction files."""
+    files = context_report(config.workspace, bool(config.get("instructions")))
+    session = getattr(app, "session", None)
+    if session is None:
+        return show(app, files)
+    from agent.loop.context_use import measure, report
+
+    use = measure(session, context_window(session), OWN_LINES)
+    return show(app, report(use) + "\n\n" + files)
 
 
 def run_init(app: Any, args: str, config: Any) -> Any:
@@ -230,7 +257,8 @@ def run_init(app: Any, args: str, config: Any) -> Any:
 
 @hookimpl
 def agent_register_commands(register, config):
-    register(SlashCommand("context", "list the instruction files in the system prompt",
+    register(SlashCommand("context", "show what fills the context window, and the instruction "
+                                     "files",
                           lambda app, args: run_context(app, args, config), info=True))
     register(SlashCommand("init", "investigate the project and write a verified AGENTS.md",
                           lambda app, args: run_init(app, args, config), args="[focus]"))

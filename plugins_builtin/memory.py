@@ -1,4 +1,5 @@
-"""Project memory: remember, recall and forget notes that outlive the session; /notes, /memory.
+"""Project memory: remember, recall and forget notes that outlive the session; /notes,
+/memory, /remember (and ``#note`` typed at the start of a prompt).
 
 Notes live in the state database (``memory`` table, one project per absolute workspace path),
 with an FTS5 full-text index where SQLite has it; the plugin owns the table through its store
@@ -446,8 +447,26 @@ def agent_register_commands(register, config):
             return show(app, OFF)
         return show(app, await compact_memory(memory_for(config), getattr(app, "session", None)))
 
+    def remember(app: Any, args: str) -> str | None:
+        """``/remember TEXT`` (and ``#TEXT`` typed at the start of a prompt): a note the
+        person saves themselves, as a fact, never sent to the model."""
+        if not enabled(config):
+            return show(app, OFF)
+        kind, _, rest = args.strip().partition(" ")
+        if kind.strip("[]") in KINDS and rest.strip():  # "/remember gotcha ..." names a kind
+            kind, text = kind.strip("[]"), rest
+        else:
+            kind, text = "fact", args
+        try:
+            return show(app, memory_for(config).remember(kind, text))
+        except ToolError as exc:
+            return show(app, str(exc))
+
     register(SlashCommand("notes", "list what the agent remembers about this project", notes,
                           info=True))
+    register(SlashCommand("remember", "save a project note yourself (also: #note at the start "
+                                      "of a prompt)", remember, args="[kind] TEXT", info=True,
+                          takes_args=True))
     register(SlashCommand("memory", "merge unused project notes with the model", compact))
 
 

@@ -154,7 +154,11 @@ class ToolCall:
 
     ``raw_arguments`` keeps the exact JSON text the model sent, so a malformed call can be
     reported and replayed faithfully.  ``origin`` names who asked: ``"model"`` for the main
-    agent, ``"worker"`` (etc.) for a subagent.
+    agent, ``"worker"`` (etc.) for a subagent, ``"user"`` for a command the person typed
+    (``!cmd``).  ``by_user`` is True only for such a call: typing it was the person's yes, so
+    the gate runs what would otherwise be asked about (a guard's or a rule's deny still
+    wins).  It is a field of its own, not an origin name, because a subagent kind may be
+    called anything, ``user`` included.
     """
 
     id: str
@@ -162,6 +166,7 @@ class ToolCall:
     arguments: dict[str, Any]
     raw_arguments: str = ""
     origin: str = "model"
+    by_user: bool = False
 
 
 @dataclass

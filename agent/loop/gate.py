@@ -235,6 +235,8 @@ class Gate:
                     "is the third identical call this turn)", "repeat guard")
         if not needs_ask:
             return GateDecision(True, "allow", source=verdict.source)
+        if call.by_user:  # the person typed this command: that was the approval
+            return GateDecision(True, "user", source=verdict.source)
         if self.yolo and not repeating:
             unresolved = permissions.unresolved_reason(effects)
             if not unresolved:

@@ -329,7 +329,8 @@ class App:
                                         or self.config.get("thinking") or "medium"),
                            tools=tools, context_pct=self.context_pct(), cost=cost,
                            priced=priced, cap=float(cap) if cap else None,
-                           sandbox=sandbox_label(self.config), **extra)
+                           sandbox=sandbox_label(self.config), mode=self.permission_mode(),
+                           **extra)
         self.refresh_panels()
         self.redraw.request()
 
@@ -374,6 +375,12 @@ class App:
             self.start_turn(stripped[1:])  # "//x" sends the prompt "/x"
         elif stripped.startswith("/") and not as_prompt:
             self.run_command(stripped)
+        elif stripped.startswith("!") and len(stripped) > 1 and not as_prompt:
+            self.start_turn(stripped, shell=True)  # "!cmd": the person runs it
+        elif stripped.startswith("#") and len(stripped) > 1 and not as_prompt \
+                and self.commands.get("remember") is not None:
+            # "#note": saved to project memory (Claude Code's habit), never sent
+            self.run_command("/remember " + stripped[1:].strip(), shown=stripped)
         else:
             self.start_turn(text, remember=not as_prompt)
 
@@ -382,10 +389,10 @@ class App:
         self.live.refresh()
         self.redraw.request()
 
-    def run_command(self, text: str) -> None:
+    def run_command(self, text: str, *, shown: str | None = None) -> None:
         name, _, args = text[1:].partition(" ")
         self.transcript.follow_end()  # what the command prints is brought into view
-        self.add("user", text)
+        self.add("user", shown or text)
         command = self.commands.get(name)
         if command is None:
             self.add("error", f"unknown command /{name} - try /help "
@@ -414,7 +421,9 @@ class App:
             self.ctx.info(result)  # exactly as if the command had called app.info(text)
         self.update_status()
 
-    def start_turn(self, text: str, *, remember: bool = True) -> None:
+    def start_turn(self, text: str, *, remember: bool = True, shell: bool = False) -> None:
+        """Start a turn for prompt ``text``; with ``shell``, run ``text`` (``!cmd``) as the
+        person's own command instead (its output goes into the next request)."""
         if self.session is None:
             self.add("user", text)
             self.add("error", NO_PROVIDER)
@@ -423,9 +432,26 @@ class App:
             self.editor.history.add(text)
         self.transcript.follow_end()
         self.add("user", text)
-        self.turn_task = self.supervisor.spawn(self._turn(text), "the turn")
+        self.turn_task = self.supervisor.spawn(self._turn(text, shell=shell), "the turn")
 
-    async def _turn(self, text: str) -> None:
+    def _events(self, text: str, prompt: Any, shell: bool) -> Any:
+        """The event stream of a turn: the model's, or a ``!command``'s."""
+        if not shell:
+            return self.session.run(prompt)
+        from agent.loop.user_command import run_user_command
+
+        return run_user_command(self.session, text.strip()[1:].strip())
+
+    def _show_shell_output(self, event: Any) -> None:
+        """A ``!command``'s whole output, under its call line (the model's calls show a
+        summary; here the person asked to see it)."""
+        output = getattr(event, "output", None) or getattr(event, "error", None) or ""
+        if not output.strip():
+            return
+        fence = "````" if "```" in output else "```"
+        self.add("markdown", f"{fence}\n{output.rstrip()}\n{fence}")
+
+    async def _turn(self, text: str, shell: bool = False) -> None:
         self.busy = True
         self.turn_started = time.time()
         self.completion.close()
@@ -439,14 +465,16 @@ class App:
             # Hand the loop over every few milliseconds (two passes: one reads the keys, the
             # next paints them).
             handover = time.monotonic() + YIELD_EVERY
-            prompt = await self._attach_mentions(text)
+            prompt = text if shell else await self._attach_mentions(text)
             # aclosing: esc may land while this frame, not the session's, is waiting (the
             # hand-over below); the turn must then end here and now -- its partial answer
             # recorded -- not when the collector finalises the generator, which could be
             # after the next prompt was added to the history.
-            async with contextlib.aclosing(self.session.run(prompt)) as events:
+            async with contextlib.aclosing(self._events(text, prompt, shell)) as events:
                 async for event in events:
                     self.view.on_event(event)
+                    if shell and event.type in ("tool-result", "tool-error"):
+                        self._show_shell_output(event)
                     if time.monotonic() >= handover:
                         await asyncio.sleep(0)
                         await asyncio.sleep(0)
@@ -528,6 +556,28 @@ class App:
 
     def quit(self) -> None:
         self.exit.set()
+
+    def permission_mode(self) -> str:
+        """The mode the gate decides in now: ``default``, ``accept-edits`` or ``plan``."""
+        flags = getattr(getattr(self.session, "gate", None), "flags", None)
+        if flags is not None:
+            return str(flags.mode)
+        return str(self.config.get("permission_mode") or "default")
+
+    def cycle_mode(self) -> None:
+        """shift-tab: default -> accept-edits -> plan -> default.  The session's gate (which
+        its subagents share) decides in the new mode from the next call on; a new or resumed
+        session keeps it."""
+        from agent.loop.gate import flag_rules
+        from agent.loop.permission_flags import MODES
+
+        current = self.permission_mode()
+        mode = MODES[(MODES.index(current) + 1) % len(MODES)] if current in MODES else MODES[0]
+        self.config.flag_values["permission_mode"] = mode
+        gate = getattr(self.session, "gate", None)
+        if gate is not None:
+            gate.flags = flag_rules(self.config)
+        self.update_status()
 
     def set_model(self, model: str) -> None:
         if self.session is not None:

@@ -30,6 +30,7 @@ DEFAULT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("global", "ctrl z", "suspend"),
     # prompt: the input line
     ("prompt", "enter", "submit"),
+    ("prompt", "shift tab", "cycle-mode"),
     ("prompt", "meta enter", "newline"),
     ("prompt", "tab", "complete"),
     ("prompt", "up", "history-prev"),

@@ -35,7 +35,9 @@ CONTEXTS: dict[str, str] = {
 #: Every UI action a key can be bound to, with the line shown in the docs and ``/help``.
 ACTIONS: dict[str, str] = {
     "cancel": "abort the running turn and clear the queue; otherwise close the open panel",
-    "interrupt": "kill the running command(s), keeping the turn; quit when nothing runs",
+    "interrupt": "clear the prompt; else kill the running command(s), keeping the turn; "
+                 "else cancel the turn; on an idle empty prompt, press twice to quit",
+    "cycle-mode": "cycle the permission mode: default, accept-edits, plan",
     "toggle-reasoning": "expand or collapse the model's reasoning while it thinks",
     "toggle-folds": "expand or fold the transcript's folded blocks (past reasoning, applied diffs)",
     "scroll-up": "scroll the transcript up a page",

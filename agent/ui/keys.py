@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +25,10 @@ MODAL_ACTIONS = frozenset({
 SCROLLS = ("scroll-up", "scroll-down", "scroll-line-up", "scroll-line-down", "scroll-top",
            "scroll-bottom")
 
-#: a second ctrl-c within this many seconds quits while a turn runs without a command
+#: a second ctrl-c within this many seconds on an idle, empty prompt quits
 CTRL_C_AGAIN = 2.0
+#: what the first ctrl-c on an idle, empty prompt says
+QUIT_HINT = "press ctrl-c again to quit (or /exit)"
 
 
 class KeyRouter:
@@ -42,7 +43,7 @@ class KeyRouter:
             "submit": self.submit, "complete": self.complete, "cancel": self.cancel,
             "interrupt": self.interrupt, "toggle-reasoning": self.toggle_reasoning,
             "redraw": self.redraw, "suspend": self.suspend, "quit": app.quit,
-            "toggle-folds": app.toggle_folds,
+            "toggle-folds": app.toggle_folds, "cycle-mode": app.cycle_mode,
             **{name: (lambda n=name: self.scroll(n)) for name in SCROLLS},
         }
 
@@ -188,7 +189,15 @@ class KeyRouter:
             app.completion.close(dismissed=True)
 
     def interrupt(self) -> None:
+        """ctrl-c: clear what is typed; else stop the running command(s), the turn going on;
+        else cancel the turn; else, on an idle empty prompt, quit when pressed twice."""
         app = self.app
+        now = app.clock()
+        last, self._last_ctrl_c = self._last_ctrl_c, 0.0
+        if app.modal is None and app.editor.text:
+            app.editor.set("")
+            app.completion.close()
+            return
         session = app.session
         running = session.running_calls() if session is not None else []
         if running:
@@ -196,12 +205,14 @@ class KeyRouter:
             names = app.view.running_commands(ids)
             app.add("notice", "interrupted: " + ", ".join(n for n in names if n))
             return
-        now = time.monotonic()
-        if app.busy and now - self._last_ctrl_c > CTRL_C_AGAIN:
-            self._last_ctrl_c = now
-            app.add("info", "no command is running: esc stops the turn, ctrl-c again quits")
+        if app.busy:
+            app.abort_turn()
             return
-        app.quit()
+        if last and now - last <= CTRL_C_AGAIN:
+            app.quit()
+            return
+        self._last_ctrl_c = now
+        app.add("info", QUIT_HINT)
 
     def toggle_reasoning(self) -> None:
         live = self.app.live

@@ -40,6 +40,13 @@ def agent_register_tools(register, config):
         register(tool)
 
 
+@hookimpl
+def agent_register_mentions(register, config):
+    from .mention import source
+
+    register(source(config))
+
+
 def trash_command_text(config: Any, args: str, session_id: str | None = None) -> str:
     """What ``/trash [list [--all] | restore ID]`` prints."""
     text, _ = trash.command_text(Path(config.state_dir), Path(config.workspace), args,

@@ -160,8 +160,10 @@ def test_quitting_while_the_sdk_still_imports_does_not_wait_for_it(tmp_path):
         path = sdk / "importers"
         wait_until(lambda: path.exists() and set(path.read_text().split()) - {"warmup"},
                    "the turn to ask for the SDK", term)
-        term.send("\x03")  # ctrl-c: no command runs, so it asks for another
-        term.wait_for("ctrl-c again quits", timeout=30)
+        term.send("\x03")  # ctrl-c: no command runs, so it cancels the turn
+        term.wait_for("interrupted", timeout=30)
+        term.send("\x03")  # idle and empty: twice quits
+        term.wait_for("press ctrl-c again to quit", timeout=30)
         term.send("\x03")
         # The import cannot finish for another two minutes: the agent leaves without it.
         assert term.wait_exit(timeout=30) == 0

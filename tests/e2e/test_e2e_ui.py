@@ -156,7 +156,9 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     assert not _sleeping(token)
     assert not (ws / "after.txt").exists()
     term.wait_for(IDLE)
-    term.send("\x03")  # nothing runs now: ctrl-c quits
+    term.send("\x03")  # nothing runs now: ctrl-c twice quits
+    term.wait_for("press ctrl-c again to quit")
+    term.send("\x03")
     assert term.wait_exit() == 0
     assert "Resume it with:" in term.output()
 

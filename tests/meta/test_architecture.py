@@ -57,6 +57,12 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("agent/loop/permissions.py", "write_file"): "rules keyed write_file judge every file a "
                                                  "command writes: a documented rule name "
                                                  "(docs/permissions.md)",
+    ("agent/loop/user_command.py", "bash"): "`!command` is a call of the shell tool by "
+                                            "definition (every agent's shell escape); when "
+                                            "no plugin provides it the UI says so",
+    ("agent/ui/app.py", "remember"): "`#note` runs the /remember command where a plugin "
+                                     "provides one (Claude Code's habit); otherwise `#` starts "
+                                     "an ordinary prompt",
     ("agent/loop/permissions.py", "bash"): "shell command rules are written bash:PATTERN, a "
                                            "documented rule name (docs/permissions.md)",
     ("agent/contract/toolschema.py", "openai"): "one of the two JSON-schema dialects the "

@@ -221,9 +221,11 @@ async def test_ctrl_c_kills_the_running_command_and_the_turn_goes_on(tmp_path, f
     assert not app.exit.is_set()  # ctrl-c with a command running never quits
 
 
-async def test_ctrl_c_with_nothing_running_quits(tmp_path, fake_provider):
+async def test_ctrl_c_twice_with_nothing_running_quits(tmp_path, fake_provider):
     app = make_app(tmp_path, fake_provider.openai_url)
     app.start()
+    await press(app, "ctrl c")
+    assert not app.exit.is_set()  # the first one says how to quit
     await press(app, "ctrl c")
     assert app.exit.is_set()
 

@@ -211,7 +211,11 @@ class StatusInfo:
     cap: float | None = None
     note: str = ""
     sandbox: str = ""  # "sandbox off" / "no sandbox": shown whenever commands run unconfined
+    mode: str = "default"  # the permission mode (shift-tab cycles it); shown unless default
 
+
+#: how the status bar names a permission mode other than ``default``
+MODE_LABELS = {"accept-edits": "accept-edits on (shift-tab)", "plan": "plan mode (shift-tab)"}
 
 #: context use (percent of the compaction threshold) from which the status bar warns
 CONTEXT_WARN, CONTEXT_BAD = 66, 90
@@ -240,9 +244,11 @@ class StatusBar(urwid.WidgetWrap):
             cost = format_cost(i.cost)
         if i.cap:
             cost = f"{cost or format_cost(0)} / {format_cost(i.cap)}"
-        markup: list[Any] = [("status-key", i.model or "no model"), ("status", "  "),
-                             ("status", f"{i.agent}/{i.thinking}"), ("status", "  "),
-                             ("status", f"{i.tools} tools"), ("status", "  "), (ctx_style, ctx)]
+        markup: list[Any] = [("status-key", i.model or "no model"), ("status", "  ")]
+        if i.mode and i.mode != "default":  # first after the model: never cut off
+            markup += [("status-warn", MODE_LABELS.get(i.mode, i.mode)), ("status", "  ")]
+        markup += [("status", f"{i.agent}/{i.thinking}"), ("status", "  "),
+                   ("status", f"{i.tools} tools"), ("status", "  "), (ctx_style, ctx)]
         if cost:
             markup += [("status", "  "), ("status", cost)]
         if i.sandbox:
