@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import threading
 import time
@@ -17,8 +16,12 @@ SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY", "AGENT_PROVI
 
 
 def agent_command() -> list[str]:
-    found = shutil.which("agent")
-    return [found] if found else [sys.executable, "-m", "agent"]
+    """The ``agent`` script installed beside this interpreter (the suite's own venv, activated
+    or not), else ``python -m agent``: never another install's ``agent`` found on PATH."""
+    beside = Path(sys.executable).with_name("agent")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-m", "agent"]
 
 
 class Term:
