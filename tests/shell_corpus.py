@@ -595,10 +595,36 @@ def cases() -> list[Case]:
     for config, commands in ALLOW_CONFIGS.items():
         for command in commands:
             out.append(Case(command, config, HEADLESS, "all", config))
+    out += bash_reading_cases()
     unique: dict[tuple[str, str], Case] = {}
     for case in out:
         unique.setdefault((case.command, case.config), case)
     return list(unique.values())
+
+
+def bash_reading_cases() -> list[Case]:
+    """The cases of :mod:`tests.shell_corpus_bash`."""
+    from tests import shell_corpus_bash as bash
+
+    out: list[Case] = []
+    spliced = bash.continuation_commands()
+    for command in spliced["deny_rm"]:
+        out.append(Case(command, "deny_rm", BOTH, "victim", "continuation"))
+    for command in spliced["guard"]:
+        out.append(Case(command, "default", ("yolo",), "all", "continuation"))
+    for command in spliced["writes"]:
+        out.append(Case(command, "default", HEADLESS, "all", "continuation"))
+    for command in bash.BACKTICK:
+        out.append(Case(command, "default", HEADLESS, "marker", "backtick"))
+        out.append(Case(command.replace("touch marker", "rm victim.txt"), "deny_rm", BOTH,
+                        "victim", "backtick"))
+    for command in bash.EVALUATED:
+        out.append(Case(command, "default", BOTH, "marker", "evaluated name"))
+    for command in bash.PROGRAM_OPTIONS:
+        out.append(Case(command, "default", HEADLESS, "all", "program options"))
+    for command in bash.GLOB_LOOPS:
+        out.append(Case(command, "default", BOTH, "all", "glob loop"))
+    return out
 
 
 CONFIGS = {

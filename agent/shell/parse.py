@@ -22,12 +22,20 @@ it cannot be imported every command is incomplete, so nothing is allowed by a ru
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.shell.evaluated import (
+    DECLARATIONS,
+    Evaluations,
+    arithmetic_words,
+    declaration,
+    names_in_command,
+)
 from agent.shell.git import read_git
 from agent.shell.types import Script, SimpleCommand
 from agent.shell.unresolved import (
@@ -36,7 +44,14 @@ from agent.shell.unresolved import (
     interpreter_reads_stdin,
     shell_reads_file,
 )
-from agent.shell.words import decode_ansi_c, unescape_bare, unescape_double
+from agent.shell.words import (
+    backtick_body,
+    decode_ansi_c,
+    join_continuations,
+    loose_backticks,
+    unescape_bare,
+    unescape_double,
+)
 from agent.shell.wrappers import (
     INTERPRETERS,
     SHELLS,
@@ -98,6 +113,8 @@ def parse(text: str) -> Script:
         walker = _Walker(script, parser, REREAD_FACTOR * len(text) + REREAD_MIN)
         walker.script_text(text, depth=0, outer=(), redirects=())
         walker.mark_function_calls()
+        for why in walker.evaluated.reasons():
+            script.note_unresolved(why)
     except RecursionError:
         script.incomplete("the command is nested too deeply to check")
     except Exception as exc:  # a walker bug: keep what was read, say partial
@@ -117,6 +134,9 @@ def split_commands(text: str) -> list[list[str]]:
 
 _DYNAMIC_NODES = frozenset({"simple_expansion", "expansion", "command_substitution",
                             "process_substitution", "arithmetic_expansion"})
+_ARITHMETIC_NODES = frozenset({"arithmetic_expansion", "c_style_for_statement", "subscript"})
+#: ``[[ a -eq b ]]`` evaluates both operands as arithmetic.
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
 # ---- the walker -------------------------------------------------------------------------------
@@ -136,6 +156,7 @@ class _Walker:
         self.parser = parser
         self.budget = budget
         self.pipeline_ids = 0
+        self.evaluated = Evaluations()
 
     def next_pipeline(self) -> int:
         self.pipeline_ids += 1
@@ -155,6 +176,14 @@ class _Walker:
             return
         data = text.encode("utf-8", "surrogatepass")
         root = self.parse_bytes(data)
+        for _ in range(8):  # joining can turn a "comment" back into a word: join again
+            if root is None or b"\\\n" not in data:
+                break
+            joined = join_continuations(data, _protected(root, data))
+            if joined == data:
+                break
+            data = joined
+            root = self.parse_bytes(data)
         if root is None:
             return
         if root.has_error:
@@ -218,6 +247,21 @@ class _Walker:
             self.assignment_statement(node, where)
         elif kind in ("heredoc_body", "heredoc_content"):
             self.heredoc_text(node, where)
+        elif kind == "command_substitution" and node.children and \
+                node.children[0].type == "`":
+            self.backticks(_text(node)[1:-1] if _text(node).endswith("`") else
+                           _text(node)[1:], where)
+        elif kind == "word":
+            self.loose_word(node, where)
+        elif kind in _ARITHMETIC_NODES or (kind == "compound_statement" and node.children
+                                           and node.children[0].type == "(("):
+            self.arithmetic(node, where)
+        elif kind == "test_command":
+            self.test_command(node, where)
+        elif kind == "expansion":
+            self.expansion(node, where)
+        elif kind == "for_statement":
+            self.for_statement(node, where)
         elif kind == "unset_command":
             for child in node.named_children:
                 self.walk(child, where)
@@ -301,21 +345,140 @@ class _Walker:
         for child in node.named_children:
             self.walk(child, where)
 
+    def backticks(self, body: str, where: _Where) -> None:
+        """```...```: bash unescapes the body and runs it as a script, so backticks nested
+        as ``\\``` are read at every depth (the grammar reads only the outermost pair)."""
+        self.script_text(backtick_body(body), depth=where.depth + 1, outer=where.outer,
+                         redirects=())
+
+    def loose_word(self, node: Any, where: _Where) -> bool:
+        """Substitutions the grammar left inside a plain word (``${x:-`cmd`}``): backticks
+        are read as scripts; a ``$(`` or ``${`` it did not parse is unresolved.  True when
+        the word holds any of them (its value is only known at run time)."""
+        text = _text(node)
+        if "`" not in text and "$" not in text:
+            return False
+        dynamic = False
+        if "`" in text:
+            bodies = loose_backticks(text)
+            if bodies is None:
+                self.script.incomplete(f"an unmatched backtick in {text[:40]!r}")
+                return True
+            for body in bodies:
+                self.backticks(body, where)
+            dynamic = bool(bodies)
+        if re.search(r"(?<!\\)\$[({]", text):
+            self.script.note_unresolved(f"a substitution the shell parser could not read "
+                                        f"({text[:40]!r})")
+            dynamic = True
+        return dynamic or bool(re.search(r"(?<!\\)\$[A-Za-z_0-9@*#?$!-]", text))
+
+    def arithmetic(self, node: Any, where: _Where) -> None:
+        """``$(( ))``, ``(( ))``, ``for (( ))``, a subscript: bash evaluates the text."""
+        text = _text(node)
+        if node.type == "subscript":
+            index = node.child_by_field_name("index")
+            text = _text(index) if index is not None else text.partition("[")[2][:-1]
+        elif node.type == "c_style_for_statement":
+            body = node.child_by_field_name("body")
+            end = body.start_byte - node.start_byte if body is not None else len(text)
+            text = text[:end]
+            text = text[text.find("((") + 2:text.rfind("))")]
+        else:
+            text = text[text.find("((") + 2:text.rfind("))")]
+        self.evaluated.arithmetic.append(text)
+        for name in re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                               r"(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)|"
+                               r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)", text):
+            for part in name:
+                if part:
+                    self.evaluated.bind_arithmetic(part)
+        for child in node.named_children:
+            if node.type == "subscript" and child.type == "variable_name":
+                continue
+            self.walk(child, where)
+
+    def test_command(self, node: Any, where: _Where) -> None:
+        """``[[ -v NAME ]]`` evaluates a name; ``[[ a -eq b ]]`` evaluates arithmetic."""
+        stack = list(node.named_children)
+        while stack:
+            child = stack.pop()
+            operator = _first_of(child, "test_operator")
+            operands = [c for c in child.named_children if c.type != "test_operator"]
+            if operator is not None and child.type == "unary_expression" and \
+                    _text(operator) in ("-v", "-R") and operands:
+                value, dynamic = self.word(operands[0], where)
+                self.evaluated.name(value, dynamic)
+            elif operator is not None and _text(operator) in _ARITHMETIC_TESTS:
+                self.evaluated.arithmetic.extend(_text(o) for o in operands)
+            if not _text(node).startswith("[["):  # `[ $x ]`: $x may split into -v NAME
+                self.evaluated.arithmetic.extend(_text(o) for o in operands if _splits(o))
+            stack.extend(c for c in child.named_children if c.type in (
+                "unary_expression", "binary_expression", "parenthesized_expression"))
+        for child in node.named_children:
+            self.walk(child, where)
+
+    def expansion(self, node: Any, where: _Where) -> None:
+        """``${!name}`` reads a name from a value; ``${x:offset:length}`` evaluates
+        arithmetic; an expansion the grammar cut short is unresolved."""
+        text = _text(node)
+        if not text.endswith("}"):
+            self.script.note_unresolved(f"a parameter expansion the shell parser could not "
+                                        f"read ({text[:40]!r})")
+        if text.startswith("${!"):
+            self.evaluated.arithmetic.append(text[3:-1])
+        kinds = [c.type for c in node.children]
+        if ":" in kinds:
+            self.evaluated.arithmetic.append(text[text.index(":", 2) + 1:-1])
+        for child in node.named_children:
+            self.walk(child, where)
+
+    def for_statement(self, node: Any, where: _Where) -> None:
+        """``for NAME in WORDS``: NAME takes each value of WORDS."""
+        variable = node.child_by_field_name("variable")
+        values = node.children_by_field_name("value")
+        for value in values:
+            text, dynamic = self.word(value, where)
+            if variable is not None:
+                literal = not dynamic and not _GLOB.search(_text(value))
+                self.evaluated.bind(_text(variable), text if literal else None)
+        if variable is not None and not values:  # ``for x; do``: the positional parameters
+            self.evaluated.bind(_text(variable), None)
+        for child in node.named_children:
+            if child.type not in ("variable_name",) and child not in values:
+                self.walk(child, where)
+
+    def assigned(self, node: Any, where: _Where) -> str:
+        """One ``NAME=value``/``NAME[i]=value``: the value (walked), bound to the name;
+        returns ``NAME=value``."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        text, dynamic = self.word(value, where) if value is not None else ("", False)
+        if name is not None and name.type == "subscript":
+            self.arithmetic(name, where)
+        target = _text(name) if name is not None else "?"
+        self.evaluated.bind(target, None if dynamic or (
+            value is not None and value.type == "array") else text)
+        return f"{target}={text}"
+
     def assignment_statement(self, node: Any, where: _Where) -> None:
         """``X=1``, ``export X=$(...)``: substitutions in the values run; assigning a
         variable that changes how later commands resolve is noted."""
         words: list[str] = []
-        for child in node.named_children:
-            if child.type == "variable_assignment":
-                name = child.child_by_field_name("name")
-                value = child.child_by_field_name("value")
-                if value is not None:
-                    self.word(value, where)
-                words.append(_text(name) + "=" if name is not None else _text(child))
-            else:
-                value, _ = self.word(child, where)
-                words.append(value)
         keyword = node.children[0].type if node.type == "declaration_command" else ""
+        for child in [node] if node.type == "variable_assignment" else node.named_children:
+            if child.type == "variable_assignment":
+                words.append(self.assigned(child, where))
+            else:
+                value, dynamic = self.word(child, where)
+                words.append(value)
+                if keyword and not value.startswith(("-", "+")):
+                    self.evaluated.name(value, dynamic)
+        if keyword in DECLARATIONS:
+            letters, _ = declaration((keyword, *words))
+            if letters & {"i", "n"}:
+                self.evaluated.problem(f"{keyword} -{''.join(sorted(letters & set('in')))} "
+                                       "makes bash evaluate later values as code")
         self.emit(_Built([keyword] if keyword else [], [False] if keyword else [], words, ()),
                   where, "")
 
@@ -326,7 +489,7 @@ class _Walker:
         the command runs.  Substitutions inside it are walked (their commands run)."""
         kind = node.type
         if kind in ("word", "number"):
-            return unescape_bare(_text(node)), False
+            return unescape_bare(_text(node)), kind == "word" and self.loose_word(node, where)
         if kind == "raw_string":
             return _text(node)[1:-1], False
         if kind == "ansi_c_string":
@@ -373,6 +536,7 @@ class _Walker:
         assignments: list[str] = []
         values: list[str] = []
         dynamic: list[bool] = []
+        splits: list[bool] = []
         first = len(self.script.commands)
         for child in node.named_children:
             kind = child.type
@@ -380,6 +544,7 @@ class _Walker:
                 value = child.child_by_field_name("value")
                 value_text = self.word(value, where)[0] if value is not None else ""
                 name = child.child_by_field_name("name")
+                self.assigned(child, where)
                 assignments.append((_text(name) if name is not None else "?") + "="
                                    + value_text)
             elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
@@ -389,14 +554,17 @@ class _Walker:
                 value, dyn = self.word(inner, where)
                 values.append(value)
                 dynamic.append(dyn or _expands(inner))
+                splits.append(_splits(inner))
             elif kind == "subshell" or kind == "compound_statement":
                 self.walk(child, where)
             else:
                 value, dyn = self.word(child, where)
                 values.append(value)
                 dynamic.append(dyn)
+                splits.append(_splits(child))
         substituted = tuple(self.script.commands[first:])
-        built = _Built(values, dynamic, assignments, tuple(redirects), substituted, stdin)
+        built = _Built(values, dynamic, assignments, tuple(redirects), substituted, stdin,
+                       splits)
         self.emit(built, _Where(where.depth, where.outer, tuple(redirects)), "")
 
     def emit(self, built: _Built, where: _Where, why: str) -> None:
@@ -411,6 +579,7 @@ class _Walker:
             assignments=tuple(built.assignments) + peeled.assignments,
             wrappers=peeled.wrappers, unresolved=unresolved,
             stdin=built.stdin[-1][0] if built.stdin else "", wrapper_writes=peeled.writes)
+        self.evaluated_words(peeled, built)
         index = len(self.script.commands)
         self.script.commands.append(simple)
         if peeled.script is not None and not unresolved:
@@ -423,6 +592,26 @@ class _Walker:
             self.script.note_unresolved(simple.unresolved)
         for extra in peeled.more:  # commands a wrapper runs besides the main one
             self.emit(_Built(list(extra), [False] * len(extra), [], built.redirects), where, "")
+
+    def evaluated_words(self, peeled: Peeled, built: _Built) -> None:
+        """Variable names and arithmetic that builtins evaluate (``printf -v``, ``read``,
+        ``test -v``, ``let``); an unquoted run-time word given to ``test`` may split into
+        ``-v NAME``."""
+        argv = (os.path.basename(peeled.argv[0]),) + peeled.argv[1:] if peeled.argv else ()
+        for word, dynamic, binds in names_in_command(argv, peeled.dynamic):
+            self.evaluated.name(word, dynamic)
+            if binds:
+                self.evaluated.bind(word, None)
+        self.evaluated.arithmetic.extend(arithmetic_words(argv))
+        if argv[:1] in (("test",), ("[",)):
+            offset = len(built.values) - len(argv)
+            aligned = offset >= 0 and tuple(built.values[offset:]) == peeled.argv
+            for i, word in enumerate(argv):
+                if peeled.dynamic[i] if i < len(peeled.dynamic) else False:
+                    splits = built.splits[offset + i] if aligned and offset + i < len(
+                        built.splits) else True
+                    if splits:
+                        self.evaluated.arithmetic.append(word)
 
     def inner(self, simple: SimpleCommand, peeled: Peeled, built: _Built,
               where: _Where) -> SimpleCommand:
@@ -515,6 +704,7 @@ class _Built:
     redirects: tuple[tuple[str, str], ...]
     substituted: tuple[SimpleCommand, ...] = ()
     stdin: list[tuple[str, str, bool]] = field(default_factory=list)
+    splits: list[bool] = field(default_factory=list)  # an unquoted expansion in the word
 
 
 class _Sources(threading.local):
@@ -558,6 +748,34 @@ def _expands(node: Any) -> bool:
     bare = "".join(_text(c) for c in ([node] if node.type == "word" else node.children)
                    if c.type == "word" or not c.is_named)
     return bool(_GLOB.search(bare) or _BRACE.search(_text(node)))
+
+
+def _splits(node: Any) -> bool:
+    """True when the word holds an unquoted expansion (bash splits and globs its value)."""
+    if node.type in _DYNAMIC_NODES:
+        return True
+    return node.type == "concatenation" and any(c.type in _DYNAMIC_NODES
+                                                for c in node.children)
+
+
+def _protected(root: Any, data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges where a backslash-newline is text, not a line continuation: single-quoted
+    and ``$'...'`` strings, comments, and the bodies of quoted here-documents."""
+    out: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment"):
+            out.append((node.start_byte, node.end_byte))
+            continue
+        if node.type == "heredoc_redirect":
+            start = _first_of(node, "heredoc_start")
+            raw = data[start.start_byte:start.end_byte] if start is not None else b""
+            if any(q in raw for q in b"'\"\\"):
+                out.extend((c.start_byte, c.end_byte) for c in node.children
+                           if c.type == "heredoc_body")
+        stack.extend(node.children)
+    return out
 
 
 def _first_error(root: Any, data: bytes) -> str:

@@ -82,3 +82,68 @@ def unescape_double(text: str) -> str:
             out.append(text[i])
             i += 1
     return "".join(out)
+
+
+def continuation_at(data: bytes, newline: int) -> bool:
+    """True when the newline at ``data[newline]`` ends a line continuation: an odd run of
+    backslashes before it (``\\\\<newline>`` is an escaped backslash, then a newline)."""
+    run = 0
+    i = newline - 1
+    while i >= 0 and data[i] == 0x5C:
+        run += 1
+        i -= 1
+    return run % 2 == 1
+
+
+def join_continuations(data: bytes, protected: list[tuple[int, int]]) -> bytes:
+    r"""``data`` with every ``\<newline>`` bash removes before it reads words: all of them
+    outside ``protected`` byte ranges (single-quoted and ``$'...'`` strings, comments, the
+    bodies of quoted here-documents), so ``r\<newline>m`` is ``rm``."""
+    out = bytearray()
+    start = 0
+    index = data.find(b"\\\n")
+    while index >= 0:
+        newline = index + 1
+        if continuation_at(data, newline) and not any(
+                lo <= index < hi for lo, hi in protected):
+            out += data[start:index]
+            start = newline + 1
+        index = data.find(b"\\\n", newline)
+    out += data[start:]
+    return bytes(out)
+
+
+def backtick_body(text: str) -> str:
+    r"""The script inside ```...``` as bash reads it: ``\\``, ``\``` and ``\$`` lose their
+    backslash (so nested backticks become real ones); any other backslash stays."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in "\\`$":
+            out.append(text[i + 1])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def loose_backticks(text: str) -> list[str] | None:
+    """The bodies of backtick substitutions in ``text`` that the grammar left inside a
+    plain word (``${x:-`cmd`}``); None when a backtick is left open."""
+    bodies: list[str] = []
+    i = 0
+    start = -1
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "`":
+            if start < 0:
+                start = i + 1
+            else:
+                bodies.append(text[start:i])
+                start = -1
+        i += 1
+    return None if start >= 0 else bodies
