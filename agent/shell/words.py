@@ -69,12 +69,18 @@ def unescape_bare(text: str) -> str:
 
 def unescape_double(text: str) -> str:
     r"""Quote removal inside ``"..."``: only ``\$ \` \" \\ \<newline>`` are escapes."""
+    return _drop_backslashes(text, '$`"\\\n')
+
+
+def _drop_backslashes(text: str, escapable: str) -> str:
+    """``text`` with each backslash before one of ``escapable`` removed (a backslash-newline
+    is removed whole)."""
     if "\\" not in text:
         return text
     out: list[str] = []
     i = 0
     while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in escapable:
             if text[i + 1] != "\n":
                 out.append(text[i + 1])
             i += 2
@@ -116,16 +122,7 @@ def join_continuations(data: bytes, protected: list[tuple[int, int]]) -> bytes:
 def backtick_body(text: str) -> str:
     r"""The script inside ```...``` as bash reads it: ``\\``, ``\``` and ``\$`` lose their
     backslash (so nested backticks become real ones); any other backslash stays."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in "\\`$":
-            out.append(text[i + 1])
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    return _drop_backslashes(text, "\\`$")
 
 
 def loose_backticks(text: str) -> list[str] | None:
