@@ -130,6 +130,8 @@ class Recorder:
         self._index: dict[str, list[Any]] | None = None
         self._index_on_disk: str | None = None  # what the file holds, as _save_index writes it
         self.stashed: dict[str, list[Any]] = {}  # checkpoint id -> messages /undo dropped
+        #: the session of the last closed prompt and the files it changed (agent -p's result)
+        self.last_turn: tuple[Any, list[str]] | None = None
 
     # ---- files and their states ----
 
@@ -286,6 +288,7 @@ class Recorder:
             if now != old:
                 changed[rel], after[rel] = old, now  # type: ignore[assignment]
         self._save_index()
+        self.last_turn = (pending.session, sorted(changed))
         if not changed:
             return None
         cp.before, cp.after = changed, after
@@ -517,6 +520,12 @@ class Recorder:
         elif isinstance(event, ev.DoneEvent) and self.pending is not None \
                 and self.pending.session is session:
             self.close()
+
+    @hookimpl
+    def agent_turn_files_changed(self, session):
+        if self.last_turn is None or self.last_turn[0] is not session:
+            return None
+        return list(self.last_turn[1])
 
     @hookimpl
     def agent_before_tool_call(self, call, effects, session):

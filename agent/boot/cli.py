@@ -14,7 +14,9 @@ from typing import Any
 
 from agent import __version__, quiet_logging
 
-USAGE = "agent [options] [PROMPT]\n       agent -p PROMPT [--json]\n       agent COMMAND ..."
+USAGE = ("agent [options] [PROMPT]\n"
+         "       agent -p PROMPT [--output-format text|json|stream-json]\n"
+         "       agent COMMAND ...")
 
 
 
@@ -110,8 +112,24 @@ def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
                         help="headless: run one turn, print the answer, exit "
                              "(prompt from the argument or stdin)")
     parser.add_argument("--json", action="store_true",
-                        help="with -p: one JSON event per line (docs/headless.md)")
-    parser.add_argument("-v", "--version", action="store_true", help="print the version")
+                        help="with -p: one JSON event per line (--output-format stream-json)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"),
+                        help="with -p: text (the answer), json (one result object at the "
+                             "end) or stream-json (one event per line, then the result; "
+                             "docs/headless.md)")
+    parser.add_argument("--input-format", choices=("text", "stream-json"),
+                        help="with -p: text (the prompt) or stream-json (one JSON user "
+                             "message per line on stdin, each a turn of one session)")
+    parser.add_argument("--no-stdin", action="store_true",
+                        help="with -p PROMPT: do not attach piped stdin to the prompt")
+    parser.add_argument("--session-id", metavar="ID",
+                        help="start or continue exactly the session ID (a UUID or a "
+                             "lowercase name), created with that id if new")
+    parser.add_argument("-v", dest="v_flag", action="store_true",
+                        help="the version; with -p: verbose (the start-up notes on stderr)")
+    parser.add_argument("--version", action="store_true", help="print the version")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with -p: the start-up notes on stderr")
     parser.add_argument("--disable", action="append", default=[], metavar="NAME",
                         help="disable a plugin for this run (repeatable)")
     parser.add_argument("--enable", action="append", default=[], metavar="NAME",
@@ -131,7 +149,8 @@ def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
                         help="deny calls matching RULE for this run, e.g. --deny 'bash:git push*' "
                              "(repeatable; wins over every allow)")
     seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print",
-            "--continue", "--resume", "--allow", "--deny"}
+            "--continue", "--resume", "--allow", "--deny", "--output-format", "--input-format",
+            "--no-stdin", "--session-id", "--verbose"}
     group = parser.add_argument_group("settings (also config keys)")
     for option in options:
         if not option.flag or option.flag in seen:
@@ -233,18 +252,16 @@ def run_main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help exits 0, a usage error 2
         return int(exc.code or 0)
-    if args.version:
+    headless = bool(args.headless)
+    if args.version or (args.v_flag and not headless):
         print(version_line())
         return 0
     flags = {k[4:]: v for k, v in vars(args).items() if k.startswith("opt_") and v is not None}
-    headless = bool(args.headless)
-    prompt = args.prompt
-    if headless and not prompt:
-        prompt = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        if not prompt.strip():
-            return _fail("-p needs a prompt argument or piped stdin", 2)
-    if args.json and not headless:
-        return _fail("--json only works with -p", 2)
+    from agent.boot import headless_run
+
+    problem = headless_run.check_flags(args)
+    if problem:
+        return _fail(problem, 2)
     from agent.loop.permission_flags import FlagRuleError, FlagRules
 
     try:
@@ -280,21 +297,28 @@ def run_main(argv: list[str]) -> int:
         from agent.lib import collector
 
         collector.resume()
-        return _run_headless(boot, prompt, args.json)
+        return headless_run.run(boot, args)
     from agent.ui import launch
 
-    return launch(boot, prompt)
+    return launch(boot, args.prompt)
 
 
 def _resolve_resume(boot: Any, args: Any) -> int:
     """``-c``/``-r``: find the session before anything starts (a bad id fails fast, exit 2)
     and leave its id in ``config.resume_session_id`` for ``open_session``."""
-    if not (args.continue_session or args.resume):
+    session_id = getattr(args, "session_id", None)
+    if not (args.continue_session or args.resume or session_id):
         return 0
     if args.continue_session and args.resume:
         return _fail("-c and -r cannot be used together", 2)
+    if session_id and (args.continue_session or args.resume):
+        return _fail("--session-id names the session itself; leave out -c and -r", 2)
     from agent.loop.session import SessionLookupError
 
+    if session_id:
+        from agent.boot.headless_run import resolve_session_id
+
+        return resolve_session_id(boot, session_id)
     try:
         found = boot.hooks.find_session(boot.config, continue_=args.continue_session,
                                         resume=args.resume)
@@ -306,52 +330,6 @@ def _resolve_resume(boot: Any, args: Any) -> int:
                      f"sessions (see agent plugins list)", 2)
     boot.config.resume_session_id = found
     return 0
-
-
-def _run_headless(boot: Any, prompt: str, json_mode: bool) -> int:
-    from agent.boot import headless
-    from agent.boot.runtime import StartupError, provider_settings
-    from agent.loop.session import Runtime, SessionLookupError
-
-    config, hooks = boot.config, boot.hooks
-    specs = hooks.providers(config)
-    try:
-        settings = provider_settings(config, specs)
-    except StartupError as exc:
-        return _fail(str(exc), exc.code)
-    provider = hooks.select_provider(config, specs, settings)
-    if provider is None:
-        return _fail(f'no plugin could build the provider "{settings.provider}"', 2)
-    tools = hooks.tools(config)
-    runtime = Runtime(config=config, hooks=hooks, tools=tools, provider=provider,
-                      approver=None, model=settings.model, provider_name=settings.provider,
-                      provider_spec=specs.get(settings.provider))
-    try:
-        session = hooks.open_session(runtime, config.resume_session_id)
-    except SessionLookupError as exc:
-        return _fail(str(exc), 2)
-    if not config.get("yolo"):
-        print("agent: headless mode denies every tool call that needs approval (writes, edits, "
-              "commands, network, MCP tools) unless --allow RULE or --yolo allows it",
-              file=sys.stderr)
-    for problem in hooks.problems:
-        print(f"agent: {problem}", file=sys.stderr)
-    from agent.contain.sandbox import sandbox_for
-
-    sandbox = sandbox_for(config)
-    if not sandbox.active:  # said once, on stderr, never silently
-        print(f"agent: {sandbox.describe()}", file=sys.stderr)
-    code = headless.EXIT_PROVIDER
-    try:
-        code = headless.run(session, prompt, json_mode=json_mode)
-    finally:
-        closed = hooks.close_session(session)
-        for note in closed.notes:
-            print(f"agent: {note}", file=sys.stderr)
-        if closed.unsaved and code == headless.EXIT_OK:
-            code = headless.EXIT_UNSAVED  # messages missing from the store: never a silent 0
-        hooks.unconfigure(config)
-    return code
 
 
 def _log_file_class() -> Any:

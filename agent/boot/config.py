@@ -95,6 +95,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
                 "work (format); what still runs then is cancelled", minimum=0.1),
     Option("tool_sets", type="list", default=["core", "edit-plus", "git"],
            help="tool sets offered: core (always), edit-plus, git, net"),
+    Option("stdin_max_bytes", type="int", default=256 * 1024,
+           help="bytes of piped stdin agent -p attaches to its prompt; the rest is left out, "
+                "with a note saying so", env="AGENT_STDIN_MAX_BYTES", minimum=0),
     Option("permission", type="dict", default={}, help="permission rules (docs/permissions.md)"),
     Option("secrets_allow", type="list", default=[],
            help="globs of secret-looking paths the tools may read and write anyway "
@@ -237,6 +240,8 @@ class Config:
     no_plugins: bool = False
     #: the saved session ``-c``/``-r`` resolved to, for the front end to resume
     resume_session_id: str | None = None
+    #: ``--session-id`` of a session not saved yet: the new session takes this id
+    new_session_id: str | None = None
     #: the run's :class:`agent.contain.sandbox.Sandbox`, built on first use by ``sandbox_for``
     sandbox: Sandbox | None = None
     #: plugins' private run state, keyed by plugin name (no other plugin or the core reads it)

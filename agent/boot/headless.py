@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
+from agent.boot.headless_result import CostTotal, TurnRecord, files_changed
 from agent.contract import events as ev
 from agent.contract.messages import clean_text
 
@@ -151,8 +152,9 @@ def _diagnostic(event: ev.Event) -> str | None:
 
 
 class JsonPrinter:
-    """``--json``: one event object per line; streamed text events are flushed in batches
-    (within :data:`FLUSH_EVERY`), every other event as it happens."""
+    """``--output-format stream-json`` (``--json``): one event object per line; streamed text
+    events are flushed in batches (within :data:`FLUSH_EVERY`), every other event as it
+    happens.  Each turn ends with ``done`` and then its ``result``."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = BatchedOutput(out)
@@ -164,8 +166,91 @@ class JsonPrinter:
         if not isinstance(event, (ev.TextEvent, ev.ReasoningEvent)):
             self.out.flush_now()
 
+    def result(self, event: ev.ResultEvent) -> None:
+        self(event)
+
     def finish(self) -> None:
         self.out.flush_now()
+
+
+class ResultPrinter(TextPrinter):
+    """``--output-format json``: stdout holds only each turn's ``result`` object (one line);
+    diagnostics go to stderr as in plain mode."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        super().__init__(out, err)
+        self.answer_out = out
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.TextEvent, ev.DoneEvent)):
+            return
+        super().__call__(event)
+
+    def result(self, event: ev.ResultEvent) -> None:
+        self.out.write(event.to_line() + "\n")
+        self.out.flush_now()
+
+
+#: ``--output-format`` values.
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+def printer_for(output: str, out: TextIO, err: TextIO) -> Any:
+    """The printer of an ``--output-format``."""
+    if output == "stream-json":
+        return JsonPrinter(out)
+    if output == "json":
+        return ResultPrinter(out, err)
+    return TextPrinter(out, err)
+
+
+class Turns:
+    """What the turns of one run share: the printer, and the cost so far (``total_cost_usd``)."""
+
+    def __init__(self, session: Any, printer: Any) -> None:
+        self.session = session
+        self.printer = printer
+        self.costs = CostTotal()
+        self.last_code = EXIT_OK
+
+    async def run(self, prompt: str) -> int:
+        """Run one turn for ``prompt``, print its events and its ``result``; return its exit
+        code.  Cancelled (a signal, an ``interrupt`` line), it ends the turn as
+        ``interrupted``, prints that, and re-raises."""
+        record = TurnRecord()
+        printer = self.printer
+
+        def show(event: ev.Event) -> None:
+            record.see(event)
+            printer(event)
+
+        try:
+            code = await run_turn(self.session, prompt, show)
+        except asyncio.CancelledError:
+            show(ev.DoneEvent("interrupted", steps=0))
+            self._result(record, EXIT_INTERRUPTED)
+            raise
+        if code == EXIT_OK and (record.save_failed
+                                or (getattr(self.session, "unsaved_reason", None)
+                                    and self.session.messages)):
+            code = EXIT_UNSAVED  # messages missing from the store: never a silent 0
+        self._result(record, code)
+        return code
+
+    def _result(self, record: TurnRecord, code: int) -> None:
+        self.last_code = code
+        total = self.costs.add(record)
+        result = getattr(self.printer, "result", None)
+        if result is None:
+            return
+        try:
+            changed = files_changed(self.session)
+        except Exception:  # a report that cannot be made never costs the turn its record
+            changed = []
+        result(record.build(self.session, code, total, changed))
+        finish = getattr(self.printer, "finish", None)
+        if finish is not None:
+            finish()
 
 
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
@@ -191,9 +276,15 @@ async def run_turn(session: Any, prompt: str, printer: Any) -> int:
     return code
 
 
-def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None,
-        err: TextIO | None = None) -> int:
-    """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130."""
+def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | None = None,
+        out: TextIO | None = None, err: TextIO | None = None,
+        messages: Any = None) -> int:
+    """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130.
+
+    ``output`` is the ``--output-format`` (``json_mode`` is the older spelling of
+    ``stream-json``).  With ``messages`` (``--input-format stream-json``: a
+    :class:`agent.boot.stream_input.MessageStream`), the prompts come from there, one turn
+    each, after ``prompt`` when it is not empty."""
     out = out or sys.stdout
     err = err or sys.stderr
     for stream in (out, err):
@@ -205,7 +296,8 @@ def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None
                 reconfigure(errors="replace")
             except (ValueError, OSError):
                 pass
-    printer = JsonPrinter(out) if json_mode else TextPrinter(out, err)
+    printer = printer_for(output or ("stream-json" if json_mode else "text"), out, err)
+    turns = Turns(session, printer)
 
     async def main() -> int:
         task = asyncio.current_task()
@@ -217,9 +309,11 @@ def run(session: Any, prompt: str, *, json_mode: bool, out: TextIO | None = None
             except (NotImplementedError, RuntimeError):  # not the main thread / platform
                 pass
         try:
-            code = await run_turn(session, prompt, printer)
+            if messages is None:
+                code = await turns.run(prompt)
+            else:
+                code = await messages.drive(turns, prompt)
         except asyncio.CancelledError:
-            printer(ev.DoneEvent("interrupted", steps=0))
             return EXIT_INTERRUPTED
         except BrokenPipeError:  # the reader went away, as `| head` does: stop quietly
             _discard_output(out)

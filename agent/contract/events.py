@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 
 from agent.contract.messages import clean_text
 
-SCHEMA_VERSION = 1
+#: Version of the ``--json`` event shapes (2: the final ``result`` event; the done event's
+#: reasoning and cache-write token counts).
+SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -227,6 +229,8 @@ class DoneEvent(Event):
     cost_usd: float | None = None
     steps: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None
     type: ClassVar[str] = "done"
 
     def payload(self) -> dict[str, Any]:
@@ -235,10 +239,26 @@ class DoneEvent(Event):
             out["inputTokens"] = self.input_tokens
             out["outputTokens"] = self.output_tokens or 0
             out["cachedTokens"] = self.cached_tokens or 0
+            out["reasoningTokens"] = self.reasoning_tokens or 0
+            out["cacheWriteTokens"] = self.cache_write_tokens or 0
         if self.cost_usd is not None:
             out["costUsd"] = round(self.cost_usd, 6)
         out.update(self.extra)
         return out
+
+
+@dataclass
+class ResultEvent(Event):
+    """The final record of a headless turn (``agent -p``), after ``done``: what a script
+    needs without reading the rest of the stream.  Built by the headless front end
+    (:mod:`agent.boot.headless_result`); ``fields`` holds every field but ``type`` and
+    ``schema_version``, named as in docs/headless.md."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "result"
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.fields)
 
 
 @dataclass
@@ -257,6 +277,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         TextEvent, ReasoningEvent, ToolStartEvent, ToolCallEvent, ToolOutputEvent,
         ToolResultEvent, ToolErrorEvent, ToolDeniedEvent, CompactedEvent, NoticeEvent,
-        ErrorEvent, SaveFailedEvent, SessionForkedEvent, DoneEvent,
+        ErrorEvent, SaveFailedEvent, SessionForkedEvent, DoneEvent, ResultEvent,
     )
 }

@@ -321,6 +321,20 @@ class Hooks:
                 return float(usd), bool(unpriced)
         return None
 
+    def turn_files_changed(self, session: Session) -> list[str] | None:
+        """The files the session's last turn changed, merged from every plugin answering
+        ``agent_turn_files_changed`` (sorted), or None when none answered."""
+        found: set[str] | None = None
+        for plugin, result in self._each("agent_turn_files_changed", session=session):
+            if result is None:
+                continue
+            if not isinstance(result, (list, tuple, set, frozenset)):
+                self.problems.append(f"plugin {plugin}: agent_turn_files_changed returned "
+                                     f"{type(result).__name__}, not a list; ignored")
+                continue
+            found = (found or set()) | {str(p) for p in result}
+        return None if found is None else sorted(found)
+
     def persisted_keys(self, config: Config) -> frozenset[str]:
         """Every ``session.data`` key a plugin declared as saved with the session (a
         non-string key is ignored)."""

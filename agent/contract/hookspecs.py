@@ -324,6 +324,26 @@ def agent_session_spent(session: Session) -> tuple[float, bool] | None:
 
 
 @hookspec
+def agent_turn_files_changed(session: Session) -> list[str] | None:
+    """The workspace files ``session``'s last turn changed, as a plugin watching the files
+    knows them (created, modified, deleted or with a changed mode).
+
+    Called by a front end after a turn's ``done`` event (the headless ``result`` event's
+    ``files_changed``).  Return paths relative to the workspace (``[]`` when the turn changed
+    nothing), or None to leave it to other plugins.  Every answer is merged; with no answer
+    at all the core lists the paths the turn's finished calls declared they change.  The
+    builtin ``undo`` plugin answers from the checkpoint it closed for the turn, which also
+    covers files a shell command changed.
+
+    Example::
+
+        @hookimpl
+        def agent_turn_files_changed(session):
+            return sorted(_touched.pop(session.id, set()))
+    """
+
+
+@hookspec
 def agent_persisted_keys(config: Config) -> list[str] | None:
     """Name the ``session.data`` keys this plugin keeps that are saved with the session.
 

@@ -230,6 +230,10 @@ class Session:
         self.unsaved_reason: str | None = None
         #: the session that started this one (a subagent's parent), or None
         self.parent = parent
+        #: the paths the calls of the current (or last) turn that finished without an error
+        #: declared they change (``Effects.changed_paths``); a shell command's own writes are
+        #: known only to a plugin watching the files (``agent_turn_files_changed``)
+        self.turn_changed_paths: set[str] = set()
         self.hooks.session_start(self)
 
     @property
@@ -340,6 +344,7 @@ class Session:
         self._append(message)
         if self.parent is None:  # a subagent shares its parent's gate, and its turn
             self.gate.new_turn()
+        self.turn_changed_paths = set()
         self.busy = True
         turn = TurnUsage()
         compaction_reported = False
@@ -542,9 +547,12 @@ class Session:
                     task.cancel()
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
-            for call, *_ in batch:
+            for call, _tool, _args, effects in batch:
                 self._running.pop(call.id, None)
                 self._interrupted.discard(call.id)
+                done = results.get(call.id)
+                if done is not None and not done.is_error:
+                    self.turn_changed_paths.update(effects.changed_paths)
 
     async def _execute(self, call: ToolCall, tool: Tool, args: dict[str, Any],
                        queue: asyncio.Queue[ev.Event | None],
@@ -623,7 +631,8 @@ class Session:
     def _done(self, reason: str, turn: TurnUsage) -> ev.DoneEvent:
         done = ev.DoneEvent(reason, turn.usage.input_tokens, turn.usage.output_tokens,
                             turn.usage.cached_tokens, turn.cost(self.model, self.hooks.price_usage),
-                            turn.steps)
+                            turn.steps, reasoning_tokens=turn.usage.reasoning_tokens,
+                            cache_write_tokens=turn.usage.cache_write_tokens)
         self._emit_coarse(done)
         self._start_after_turn(done)
         return done

@@ -67,7 +67,8 @@ def agent_persisted_keys(config):
 @hookimpl
 def agent_register_cli_commands(register):
     register("sessions", cmd_sessions, "list saved sessions", usage=[
-        ("[--all]", "saved sessions of this directory (resume with -c or -r ID)")])
+        ("[--all] [--json]", "saved sessions of this directory (resume with -c or -r ID); "
+                            "--json: a JSON array for scripts")])
     register("usage", cmd_usage, "tokens and cost from the usage ledger", usage=[
         ("[--by day|model|tool|subagent] [--since YYYY-MM-DD]",
          "tokens and cost from the usage ledger")])

@@ -10,6 +10,7 @@ slash commands expect the front end's command context to expose the running sess
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import Any
@@ -33,6 +34,23 @@ def sessions_text(store: Store, cwd: str, *, every_dir: bool = False,
     if not records:
         return "no saved sessions" + ("" if every_dir else " in this directory")
     return "\n".join(session_line(store, r, with_cwd=every_dir) for r in records)
+
+
+def sessions_json(store: Store, cwd: str, *, every_dir: bool = False,
+                  limit: int = CLI_LIMIT) -> str:
+    """``agent sessions --json``: the saved sessions, newest first, as a JSON array of
+    objects (``session_id``, ``title``, ``cwd``, ``created_at``/``updated_at`` in ISO 8601
+    UTC, ``message_count``, ``provider``, ``model``, ``agent``)."""
+    records = store.sessions(None if every_dir else cwd, limit=limit)
+    return json.dumps([{
+        "session_id": r.id, "title": r.title, "cwd": r.cwd,
+        "created_at": _iso(r.created_at), "updated_at": _iso(r.updated_at),
+        "message_count": r.message_count, "provider": r.provider, "model": r.model,
+        "agent": r.agent} for r in records], ensure_ascii=False, indent=1)
+
+
+def _iso(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
 
 # ---- usage report ---------------------------------------------------------------------------
@@ -113,6 +131,8 @@ def cmd_sessions(argv: list[str], boot: Any) -> int:
     parser.add_argument("--all", action="store_true", help="every directory, not only this one")
     parser.add_argument("-n", "--limit", type=int, default=CLI_LIMIT,
                         help=f"how many to list (default {CLI_LIMIT})")
+    parser.add_argument("--json", action="store_true",
+                        help="a JSON array for scripts, newest first (docs/sessions.md)")
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:
@@ -124,8 +144,12 @@ def cmd_sessions(argv: list[str], boot: Any) -> int:
     if store is None:
         return 1
     with store:
-        print(sessions_text(store, str(boot.config.workspace), every_dir=args.all,
-                            limit=max(1, args.limit)))
+        if args.json:
+            print(sessions_json(store, str(boot.config.workspace), every_dir=args.all,
+                                limit=max(1, args.limit)))
+        else:
+            print(sessions_text(store, str(boot.config.workspace), every_dir=args.all,
+                                limit=max(1, args.limit)))
     return 0
 
 

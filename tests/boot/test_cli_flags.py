@@ -6,6 +6,7 @@ row here fails the first test.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -37,8 +38,9 @@ def request_tools(fake_provider) -> set[str]:
     return {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
 
 
-def system_prompt(fake_provider) -> str:
-    return fake_provider.requests[0].body["messages"][0]["content"]
+def sent_messages(fake_provider) -> str:
+    """The system prompt and the user message of the first request, as JSON text."""
+    return json.dumps(fake_provider.requests[0].body["messages"])
 
 
 def marker_server(tmp_path: Path) -> Path:
@@ -64,6 +66,7 @@ EFFECTS = {
     "--no-instructions": lambda tools, prompt, tmp: "follow the house style" in prompt,
     "--no-plugins": lambda tools, prompt, tmp: "scribble" in tools,
     "--no-mcp": lambda tools, prompt, tmp: (tmp / "mcp-started").exists(),
+    "--no-stdin": lambda tools, prompt, tmp: "<stdin>\\npiped words" in prompt,
 }
 
 
@@ -91,10 +94,11 @@ def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
         fake_provider.script(Reply.text("ok"))
         args = ["-p", "hi", "--provider", "openai", "--base-url", fake_provider.openai_url,
                 "--model", "m"] + ([flag] if with_flag else [])
-        proc = run_agent_here(args, home=run / "h", cwd=ws, OPENAI_API_KEY="x")
+        proc = run_agent_here(args, home=run / "h", cwd=ws, input="piped words",
+                              OPENAI_API_KEY="x")
         assert proc.returncode == 0, proc.stderr
         results[with_flag] = EFFECTS[flag](request_tools(fake_provider),
-                                           system_prompt(fake_provider), run)
+                                           sent_messages(fake_provider), run)
     assert results == {False: True, True: False}, f"{flag}: on without it, off with it"
 
 

@@ -56,7 +56,8 @@ def test_json_events_validate_against_the_published_schema(dirs, fake_provider):
     for event in events:
         jsonschema.validate(event, SCHEMA)
     assert [e["type"] for e in events][:3] == ["tool-start", "tool-call", "tool-result"]
-    assert events[-1]["type"] == "done" and events[-1]["reason"] == "end"
+    assert events[-2]["type"] == "done" and events[-2]["reason"] == "end"
+    assert events[-1]["type"] == "result" and events[-1]["stop_reason"] == "done"
     assert "".join(e["text"] for e in events if e["type"] == "text") == "It is **now**."
 
 

@@ -26,6 +26,7 @@ from lanes import examples
 
 from agent.boot.config import ConfigError, Paths, build, read_toml, update_file
 from agent.boot.headless import JsonPrinter, TextPrinter
+from agent.boot.headless_result import TurnRecord
 from agent.contract import events as ev
 from agent.contract.tools import Effects, ToolError
 from agent.contract.validate import check_arguments, parse_arguments
@@ -122,6 +123,27 @@ EVENT_STRATEGIES = {
                             st.none() | st.floats(0, 1000, allow_nan=False),
                             st.integers(0, 1000)),
 }
+
+
+class _Ran:
+    """What a result reads of the session it reports on."""
+
+    id = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+
+
+def result_event(done: ev.DoneEvent, answer: str, denied: ev.ToolDeniedEvent | None,
+                 code: int, files: list[str]) -> ev.ResultEvent:
+    record = TurnRecord()
+    for event in (denied, ev.TextEvent(answer), done):
+        if event is not None:
+            record.see(event)
+    return record.build(_Ran(), code, done.cost_usd, files)
+
+
+EVENT_STRATEGIES[ev.ResultEvent] = st.builds(
+    result_event, EVENT_STRATEGIES[ev.DoneEvent], ANY_TEXT,
+    st.none() | EVENT_STRATEGIES[ev.ToolDeniedEvent], st.integers(0, 255),
+    st.lists(ANY_TEXT, max_size=3))
 EVENTS = st.one_of(*EVENT_STRATEGIES.values())
 
 

@@ -64,8 +64,8 @@ def test_without_a_cost_plugin_a_headless_turn_carries_no_cost(tmp_path, fake_pr
     unpriced = run_agent_here([*args, "--disable", "budget"], **env)
     for proc in (priced, unpriced):
         assert proc.returncode == 0, proc.stderr
-    done = [json.loads(line) for line in priced.stdout.splitlines()][-1]
+    done = [json.loads(line) for line in priced.stdout.splitlines()][-2]
     assert done["type"] == "done" and done["costUsd"] == 0.002250  # gpt-5 list prices
-    done = [json.loads(line) for line in unpriced.stdout.splitlines()][-1]
+    done = [json.loads(line) for line in unpriced.stdout.splitlines()][-2]
     assert done["type"] == "done" and "costUsd" not in done
 

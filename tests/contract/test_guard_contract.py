@@ -139,7 +139,8 @@ def test_a_misbehaving_guard_denies_every_call_and_the_session_finishes(
     denied = [e for e in events if e["type"] == "tool-denied"]
     assert [e["id"] for e in denied] == ["w1", "b1", "e1"]
     assert all(e["by"] == "guard" and name in e["reason"] for e in denied)
-    assert events[-1]["type"] == "done" and events[-1]["reason"] == "end"
+    assert events[-2]["type"] == "done" and events[-2]["reason"] == "end"
+    assert events[-1]["type"] == "result" and events[-1]["stop_reason"] == "denied"
     # the plugin is reported once per kind of fault, with the reason
     notices = [e["text"] for e in events if e["type"] == "notice" and name in e["text"]]
     assert notices, events

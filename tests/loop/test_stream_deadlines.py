@@ -320,7 +320,8 @@ def test_headless_stall_after_output_exit_1_keeps_it_and_continue_sends_it(dirs,
                               f"answer: no content for {IDLE:g} s (stream_idle_timeout)")
     partial = "".join(e["text"] for e in events if e["type"] == "text")
     assert partial and "The answer is forty".startswith(partial)
-    assert events[-1]["type"] == "done" and events[-1]["reason"] == "error"
+    assert events[-2]["type"] == "done" and events[-2]["reason"] == "error"
+    assert events[-1]["type"] == "result" and events[-1]["stop_reason"] == "error"
     assert len(fake_provider.requests) == 1
     fake_provider.script(Reply.text("forty-two"))
     patient(home)

@@ -46,7 +46,8 @@ def test_headless_run_stops_before_the_request_that_could_cross_the_cap(tmp_path
     assert error["kind"] == "budget"
     assert error["error"].startswith("Spending cap reached: this session spent $0.09 of the "
                                      "$0.15 cap (max_spend_usd)")
-    assert events[-1]["type"] == "done" and events[-1]["reason"] == "budget"
+    assert events[-2]["type"] == "done" and events[-2]["reason"] == "budget"
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "error_max_budget_usd"
     assert [e["type"] for e in events].count("tool-result") == 1  # the first step ran
     assert fake_provider.paths == ["/v1/chat/completions"]  # and nothing was sent after it
     assert fake_provider.pending == 1

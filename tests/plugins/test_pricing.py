@@ -79,7 +79,7 @@ def test_the_done_event_carries_the_turn_cost(tmp_path, fake_provider, model, ex
                            fake_provider.openai_url, "--model", model], home=tmp_path / "home",
                           cwd=ws, OPENAI_API_KEY="x")
     assert proc.returncode == 0, proc.stderr
-    done = [json.loads(line) for line in proc.stdout.splitlines()][-1]
+    done = [json.loads(line) for line in proc.stdout.splitlines()][-2]
     assert done["type"] == "done" and done["inputTokens"] == 1000
     if expected is None:
         assert "costUsd" not in done

@@ -92,8 +92,9 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
             proc.kill()
     assert proc.returncode == 130
     events = [json.loads(line) for line in out.decode().splitlines()]
-    assert events[-1] == {"type": "done", "schema_version": 1, "reason": "interrupted",
+    assert events[-2] == {"type": "done", "schema_version": 2, "reason": "interrupted",
                           "steps": 0}
+    assert events[-1]["type"] == "result" and events[-1]["stop_reason"] == "interrupted"
     assert not _running(token)  # the command's whole tree was killed
     saved = saved_messages(home, "run it")
     assert [m["role"] for m in saved] == ["user", "assistant", "tool"]

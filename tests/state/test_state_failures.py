@@ -76,7 +76,8 @@ def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_prov
         failed = [e for e in out if e["type"] == "save-failed"]
         assert len(failed) == 1 and failed[0]["unsaved"] >= 1, out
         assert "full" in failed[0]["error"], failed
-        assert out[-1]["type"] == "done" and out[-1]["reason"] == "end"  # the turn finished
+        assert out[-2]["type"] == "done" and out[-2]["reason"] == "end"  # the turn finished
+        assert out[-1]["type"] == "result" and out[-1]["exit_code"] == 5
         assert [e["output"] for e in out if e["type"] == "tool-result"][-1].endswith("second")
         assert "could not be saved" in done.stderr
         # What was saved is intact and continues once there is room again.

@@ -24,7 +24,8 @@ from wirecheck import assert_valid_request
 
 pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
 
-#: printed by every headless run without --yolo, after the session is loaded, before the turn
+#: printed by every headless run with -v and without --yolo, after the session is loaded,
+#: before the turn
 PAST_LOADING = "headless mode denies every tool call"
 
 
@@ -80,7 +81,7 @@ def test_two_processes_continuing_one_session_each_keep_their_own_prompts(tmp_pa
     lock = sqlite3.connect(db, isolation_level=None)
     lock.execute("BEGIN IMMEDIATE")  # readers go on (WAL); every writer waits for us
     procs = [subprocess.Popen(agent(fake_provider.openai_url, "-c", "-p", f"from {name}",
-                                    "--json"),
+                                    "--json", "-v"),
                               cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for name in ("a", "b")]
     try:
@@ -112,11 +113,14 @@ def test_two_processes_continuing_one_session_each_keep_their_own_prompts(tmp_pa
 
     # Both are told: the one that moved, and the one that kept the session.
     forked = [[e for e in run if e["type"] == "session-forked"] for run in events]
-    assert forked[moved] == [{"type": "session-forked", "schema_version": 1,
+    assert forked[moved] == [{"type": "session-forked", "schema_version": 2,
                               "forkedFrom": original, "session": fork, "moved": True}]
-    assert forked[kept] == [{"type": "session-forked", "schema_version": 1,
+    assert forked[kept] == [{"type": "session-forked", "schema_version": 2,
                              "forkedFrom": original, "session": fork, "moved": False}]
-    assert events[moved][-1]["type"] == events[kept][-1]["type"] == "done"
+    assert events[moved][-2]["type"] == events[kept][-2]["type"] == "done"
+    # the final record names the session each run's messages went to
+    assert events[moved][-1]["session_id"] == fork
+    assert events[kept][-1]["session_id"] == original
     assert f"this run was saved as a new session (agent -r {fork[:18]})" in stderr[moved]
     assert f"its messages were saved as session {fork[:18]}" in stderr[kept]
 
