@@ -44,6 +44,13 @@ LIVE_INTERVAL = 0.05
 LIVE_MAX = 16_000
 READ_SIZE = 65_536
 
+#: How a write fails in the read-only sandbox (strerror of EROFS).
+READ_ONLY_ERROR = "Read-only file system"
+READ_ONLY_HINT = (
+    "\n(This command ran without approval because it looked read-only, so it ran in a "
+    "read-only sandbox: nothing but a scratch /tmp is writable there. If it must write, call "
+    "bash again with the same command and \"write\": true; the user will be asked.)")
+
 INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
 NO_OUTPUT = "(no output before it was killed)"
 
@@ -55,6 +62,10 @@ PARAMETERS: dict[str, Any] = {
         "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS,
                     "description": "Milliseconds before the command is killed "
                                    f"(default {DEFAULT_TIMEOUT_MS})."},
+        "write": {"type": "boolean",
+                  "description": "Run with the workspace writable although the command looks "
+                                 "read-only (it failed with 'Read-only file system'). Asks "
+                                 "the user."},
         "network": {"type": "boolean",
                     "description": "Run with network access (package installs, downloads). "
                                    "The sandbox blocks the network otherwise; asking for it "
@@ -76,7 +87,9 @@ SANDBOX_NOTES = {
     WORKSPACE_WRITE: (" The command runs in a sandbox: only the workspace and /tmp are "
                       "writable, secrets (.env files, keys, ~/.ssh) are hidden, there is no "
                       "network unless you pass network: true, and every process it started "
-                      "ends when it exits."),
+                      "ends when it exits. A command that runs without the user's approval "
+                      "(it looked read-only) runs read-only: if it fails with 'Read-only file "
+                      "system', repeat it with write: true."),
     READ_ONLY: (" The command runs in a read-only sandbox: it cannot write anything, secrets "
                 "are hidden and there is no network."),
     OFF: "",
@@ -250,9 +263,12 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     live = _Live(ctx.emit_output)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    # Nobody approved a call the default policy judged read-only: a misjudged command must
+    # still be unable to write, so it runs in the read-only sandbox.
+    mode = WORKSPACE_WRITE if ctx.approved else READ_ONLY
     try:
         proc = await sandbox_for(ctx.config).spawn(
-            ["bash", "-lc", command], mode=WORKSPACE_WRITE, network=bool(args.get("network")),
+            ["bash", "-lc", command], mode=mode, network=bool(args.get("network")),
             cwd=str(ctx.workspace), stdout=out_w, stderr=err_w)
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
@@ -316,6 +332,8 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     if held_open:
         text += ("\n(background jobs kept the output open; reading stopped when the command "
                  "exited)")
+    if mode == READ_ONLY and READ_ONLY_ERROR in body:
+        text += READ_ONLY_HINT
     lines = out.lines + err.lines
     summary = f"exit {exit_code}, {_plural(lines, 'line')} out"
     if signal_number:
@@ -332,8 +350,10 @@ def _effects(args: dict[str, Any]) -> Effects:
     command = args.get("command", "")
     found = command_paths(command) if isinstance(command, str) else ((), (), ())
     writes, deletes, reads = found
+    # ``write`` asks for the writable sandbox: the call says it does more than its command
+    # shows, so it is never auto-allowed as read-only.
     return Effects(command=command, network=bool(args.get("network")), writes=writes,
-                   deletes=deletes, reads=reads)
+                   deletes=deletes, reads=reads, opaque=bool(args.get("write")))
 
 
 def describe(args: dict[str, Any]) -> Description:
@@ -349,6 +369,8 @@ def describe(args: dict[str, Any]) -> Description:
     if len(first) > 70:
         first = first[:67] + "..."
     what = f"Run `{first}`" + (f" and {len(lines) - 1} more lines" if len(lines) > 1 else "")
+    if args.get("write"):
+        what += " with the workspace writable"
     if args.get("network"):
         what += " with network access"
     return Description(tuple(details), what + "?")

@@ -18,6 +18,9 @@ READ_ONLY = "read-only"
 OFF = "off"
 MODES = (WORKSPACE_WRITE, READ_ONLY, OFF)
 
+#: The size limit of the read-only mode's scratch ``/tmp`` (a tmpfs in memory).
+SCRATCH_TMP_BYTES = 64 * 1024 * 1024
+
 #: Credentials under the user's home directory, hidden in every sandboxed process.
 HOME_SECRETS = (".ssh", ".aws", ".gnupg", ".netrc", ".config/gcloud")
 
@@ -27,7 +30,8 @@ class Policy:
     """The walls around one process.
 
     ``mode`` is ``workspace-write`` (the workspace, ``tmpdir`` and ``writable`` may be
-    written) or ``read-only`` (nothing may be written).  ``hidden`` are absolute paths whose
+    written) or ``read-only`` (nothing may be written but a scratch ``/tmp`` of the
+    process's own, thrown away when it ends).  ``hidden`` are absolute paths whose
     contents the process must not see (files read as unreadable, directories as empty).
     ``network`` False means no network at all, loopback to the host included.
     """
@@ -92,7 +96,9 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
     if writing and policy.tmpdir:
         out += ["--bind", policy.tmpdir, "/tmp"]
     else:
-        out += ["--tmpfs", "/tmp"]
+        # A scratch /tmp of the process's own, gone when it ends: programs that only read
+        # still want somewhere to put a temp file (sort, git's index lock of a status, ...).
+        out += ["--size", str(SCRATCH_TMP_BYTES), "--tmpfs", "/tmp"]
     bind = "--bind" if writing else "--ro-bind"
     # Re-bound even when read-only: a workspace under /tmp would vanish under the new /tmp.
     out += [bind, policy.workspace, policy.workspace]
@@ -101,8 +107,6 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
             out += ["--bind", path, path]
     for path in policy.readable:
         out += ["--ro-bind", path, path]
-    if not writing:
-        out += ["--remount-ro", "/tmp"]
     for path in effective_hidden(policy):
         if _under_private_tmp(path, policy):
             continue

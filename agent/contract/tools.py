@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from agent.boot.config import Config
@@ -169,9 +169,29 @@ class ToolCall:
     by_user: bool = False
 
 
+#: Who let a call run (:attr:`ToolContext.allowed_by`, set from the gate's decision):
+#:
+#: - ``policy``: nobody said yes; the default policy judged the call read-only (a shell
+#:   command the judge proved read-only, in any permission mode, plan mode included);
+#: - ``rule``: an allow rule of the user's config; ``flag``: an ``--allow`` rule of the run;
+#:   ``mode``: the permission mode (``accept-edits``);
+#: - ``grant``: an "always" answer given earlier in the session; ``user``: a yes to this call;
+#: - ``yolo``: ``--yolo`` turned an *ask* into *allow*.
+#:
+#: Only ``policy`` is a call no person approved: a tool that can run programs must run it
+#: where it cannot write, connect or persist (bash uses the ``read-only`` sandbox).
+AllowedBy = Literal["policy", "rule", "flag", "mode", "grant", "user", "yolo"]
+ALLOWED_BY: tuple[AllowedBy, ...] = ("policy", "rule", "flag", "mode", "grant", "user", "yolo")
+
+
 @dataclass
 class ToolContext:
-    """What a running tool may use.  Built by the session for each call."""
+    """What a running tool may use.  Built by the session for each call.
+
+    ``allowed_by`` says who let the call run (:data:`AllowedBy`).  It defaults to
+    ``policy``, the most contained answer, so a context built without the gate's word never
+    gains the walls' exceptions a person's approval brings.
+    """
 
     workspace: Path
     state_dir: Path
@@ -179,6 +199,13 @@ class ToolContext:
     config: Config
     session: Session | None = None
     emit_output: Callable[[str], None] = lambda chunk: None
+    allowed_by: AllowedBy = "policy"
+
+    @property
+    def approved(self) -> bool:
+        """True when a person (an answer, a grant, a rule, a flag, the mode or ``--yolo``)
+        let the call run; False when only the default policy's read-only verdict did."""
+        return self.allowed_by != "policy"
 
     def resolve(self, path: str) -> Path:
         """Resolve ``path`` inside the workspace (see :func:`agent.contain.paths.jail`)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent.contain import sandbox
-from agent.contract.tools import Effects, Tool, ToolCall
+from agent.contract.tools import AllowedBy, Effects, Tool, ToolCall
 from agent.contract.verdict import Verdict
 from agent.loop import permissions
 from agent.loop.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
@@ -88,6 +88,9 @@ class GateDecision:
     arguments: dict[str, Any] | None = None  # the user's edited arguments (see Approval)
     note: str = ""  # appended to the tool's result
     notices: list[str] = field(default_factory=list)  # plugin problems to show the user once
+    #: who let an allowed call run (agent.contract.tools.AllowedBy); the tool gets it as
+    #: ``ctx.allowed_by`` and runs a ``policy`` call where it cannot write or persist
+    allowed_by: AllowedBy = "policy"
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
@@ -125,6 +128,18 @@ class Grants:
         """True when every subject of the call matches a pattern granted for the tool (a
         command that cannot be resolved statically never is: permissions.grants_cover)."""
         return permissions.grants_cover([p for name, p in self.items if name == tool], effects)
+
+
+def allowed_by_rule(verdict: Verdict) -> AllowedBy:
+    """Who an *allow* of the rules came from: the default policy (a call it judged
+    read-only: ``policy``), an ``--allow`` flag, the permission mode, or a config rule."""
+    if verdict.source == "default":
+        return "policy"
+    if verdict.source.startswith("--allow"):
+        return "flag"
+    if verdict.source.startswith("--permission-mode"):
+        return "mode"
+    return "rule"
 
 
 def flag_rules(config: Config) -> FlagRules | None:
@@ -216,11 +231,14 @@ class Gate:
     async def _decide_rest(self, call: ToolCall, tool: Tool, effects: Effects,
                            verdict: Verdict, by: str) -> GateDecision:
         needs_ask = verdict.decision == "ask"
+        allowed_by: AllowedBy = allowed_by_rule(verdict)
         # Network for a command is approved per call: an "always" given without it must not
         # carry it along.
         if needs_ask and not (by == "sandbox" and effects.network) \
                 and self.grants.covers(call.name, effects):
-            needs_ask = False
+            needs_ask, allowed_by = False, "grant"
+        elif allowed_by == "policy" and self.grants.covers(call.name, effects):
+            allowed_by = "grant"  # the user's "always" covers it, not only the judge
         repeating = False
         if call.origin == "model":
             # A digest, not the arguments: a long turn of large writes would keep them all.
@@ -234,13 +252,15 @@ class Gate:
                     f"{call.name} is repeating the same call (allowed by the rules, but this "
                     "is the third identical call this turn)", "repeat guard")
         if not needs_ask:
-            return GateDecision(True, "allow", source=verdict.source)
+            # a command the person typed (!cmd) was approved by typing it
+            return GateDecision(True, "allow", source=verdict.source,
+                                allowed_by="user" if call.by_user else allowed_by)
         if call.by_user:  # the person typed this command: that was the approval
-            return GateDecision(True, "user", source=verdict.source)
+            return GateDecision(True, "user", source=verdict.source, allowed_by="user")
         if self.yolo and not repeating:
             unresolved = permissions.unresolved_reason(effects)
             if not unresolved:
-                return GateDecision(True, "yolo", source=verdict.source)
+                return GateDecision(True, "yolo", source=verdict.source, allowed_by="yolo")
             if self.config.get("yolo_unresolved") != "ask":
                 return GateDecision(False, "yolo", YOLO_UNRESOLVED.format(
                     tool=call.name, why=unresolved), "yolo_unresolved")
@@ -260,7 +280,7 @@ class Gate:
                 self.grants.add(call.name, pattern)
         if answer in ("yes", "always"):
             return GateDecision(True, "user", source=verdict.source, arguments=arguments,
-                                note=note)
+                                note=note, allowed_by="user")
         if call.origin != "model":
             return GateDecision(False, "user", "The user denied this call. Stop and report it.")
         return GateDecision(False, "user", "User denied this tool call.")

@@ -14,7 +14,9 @@ the pattern, in the config's rule syntax: ``bash:pytest *``, ``write_file:src/*`
   (symlinks resolved) for tools the config has no rules for; commands, URLs and opaque calls
   still ask (headless: denied).
 - ``--permission-mode plan`` is read-only: every call that would write, delete, run a command
-  or do something unknowable is denied, under ``--yolo`` too.
+  or do something unknowable is denied, under ``--yolo`` too, except a command the default
+  policy proves read-only (no rule allowed it: the judge did), which runs in the read-only
+  sandbox.
 
 Project rules still only tighten; nothing here can be set by a project's ``.agent/config.toml``.
 """
@@ -119,7 +121,10 @@ class FlagRules:
         """An *ask* that ``--allow`` or ``accept-edits`` turns into *allow* (else unchanged)."""
         from agent.loop.permissions import judge, rules_for
 
-        if verdict.decision != "ask":
+        # An allow of the default policy alone is widened too: the flag then says the user
+        # approved the call (agent.contract.tools.AllowedBy), not only the judge.
+        if verdict.decision == "deny" or (verdict.decision == "allow"
+                                          and verdict.source != "default"):
             return verdict
         flagged = rules_for(tool_name, self.table("allow"))
         if flagged is not None:
@@ -136,6 +141,8 @@ class FlagRules:
                 others = judge(own, rest, tool_name)  # type: ignore[arg-type]
                 if others is not None and others.decision == "allow":
                     return Verdict.allow(f"allowed by {source} and {others.source}", source)
+        if verdict.decision == "allow":
+            return verdict
         if (self.mode == "accept-edits" and own is None and _is_edit(effects)
                 and all(_inside(p, workspace) for p in effects.changed_paths)):
             return Verdict.allow("an edit inside the workspace (--permission-mode "
@@ -156,12 +163,21 @@ class FlagRules:
                 typed = _flag_source(hit.source)
                 return Verdict.deny(f"Refused by {typed} (given on the command line for this "
                                     "run).", typed)
-        if self.mode == "plan" and effects.mutating:
+        if self.mode == "plan" and effects.mutating and not proven_read_only(effects, verdict):
             return Verdict.deny(
                 f"Refused: this run is in plan mode (--permission-mode plan), which is "
                 f"read-only, and {tool_name} {_what(effects)}. Read and plan; describe the "
                 "changes instead of making them.", "--permission-mode plan")
         return verdict
+
+
+def proven_read_only(effects: Effects, verdict: Verdict) -> bool:
+    """True for a command the default policy allowed because the judge proved it read-only
+    and the tool says nothing more: plan mode lets it run (the tool runs such a call in the
+    read-only sandbox, so a misjudgement still cannot write)."""
+    return (verdict.decision == "allow" and verdict.source == "default"
+            and effects.command is not None
+            and not (effects.writes or effects.deletes or effects.opaque or effects.urls))
 
 
 def _flag_source(source: str) -> str:

@@ -45,6 +45,7 @@ from agent.contract.providers import (
     Usage,
 )
 from agent.contract.tools import (
+    AllowedBy,
     Effects,
     Tool,
     ToolCall,
@@ -208,6 +209,8 @@ class Session:
         self.offered_tools: list[Tool] = []
         self.busy = False
         self._running: dict[str, asyncio.Task[Any]] = {}
+        #: who let each approved call of the turn run (the gate's ``allowed_by``)
+        self._allowed_by: dict[str, AllowedBy] = {}
         self._results: dict[str, ToolResultPart] = {}
         self._interrupted: set[str] = set()
         self._notes: dict[str, str] = {}  # call id -> note from an edited approval
@@ -493,6 +496,7 @@ class Session:
                 call.arguments = args
             if decision.note:
                 self._notes[call.id] = decision.note
+            self._allowed_by[call.id] = decision.allowed_by
             approved.append((call, tool, args, effects))
 
         for batch in _batches(approved):
@@ -562,7 +566,8 @@ class Session:
                 queue.put_nowait(ev.ToolOutputEvent(call.id, chunk))
 
         ctx = ToolContext(workspace=self.workspace, state_dir=self.config.state_dir, call=call,
-                          config=self.config, session=self, emit_output=emit)
+                          config=self.config, session=self, emit_output=emit,
+                          allowed_by=self._allowed_by.pop(call.id, "policy"))
         try:
             try:
                 out = await tool.run(args, ctx)

@@ -69,6 +69,7 @@ async def run_user_command(session: Session, command: str) -> AsyncIterator[ev.E
         session._append(Message.user(history_text(command, decision.message, refused=True)))
         return
     results: dict[str, ToolResultPart] = {}
+    session._allowed_by[call.id] = decision.allowed_by  # typed by the person: "user"
     session.busy = True
     try:
         async for event in session._execute_batch([(call, tool, args, effects)], results):

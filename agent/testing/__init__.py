@@ -14,7 +14,7 @@ from agent.boot import plugins as plugin_loading
 from agent.boot.config import CORE_OPTIONS, Config, Paths, build
 from agent.contract.hooks import Hooks
 from agent.contract.options import OptionRegistry
-from agent.contract.tools import Tool, ToolCall, ToolContext, ToolResult
+from agent.contract.tools import AllowedBy, Tool, ToolCall, ToolContext, ToolResult
 from agent.loop.gate import Approver, Gate, GateDecision
 
 if TYPE_CHECKING:
@@ -46,18 +46,23 @@ def make_boot(workspace: Path, home: Path, *, builtins: Iterable[str] | None = N
 
 def tool_context(config: Config, tool_name: str, args: dict[str, Any] | None = None, *,
                  session: Session | None = None, call_id: str = "call_test",
-                 output: list[str] | None = None) -> ToolContext:
-    """A :class:`ToolContext` like the session builds for one call."""
+                 output: list[str] | None = None,
+                 allowed_by: AllowedBy = "user") -> ToolContext:
+    """A :class:`ToolContext` like the session builds for one call.  ``allowed_by`` is who
+    let it run (default: the user said yes; ``"policy"`` for a call nobody approved)."""
     call = ToolCall(call_id, tool_name, dict(args or {}))
     sink = output if output is not None else []
     return ToolContext(workspace=config.workspace, state_dir=config.state_dir, call=call,
-                       config=config, session=session, emit_output=sink.append)
+                       config=config, session=session, emit_output=sink.append,
+                       allowed_by=allowed_by)
 
 
 async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *,
                    session: Session | None = None,
-                   output: list[str] | None = None) -> ToolResult:
-    """Validate ``args`` and run ``tool`` as the session would (errors become results)."""
+                   output: list[str] | None = None,
+                   allowed_by: AllowedBy = "user") -> ToolResult:
+    """Validate ``args`` and run ``tool`` as the session would (errors become results),
+    as approved by ``allowed_by`` (see :func:`tool_context`)."""
     from agent.contract.tools import ToolError
     from agent.contract.validate import check_arguments
     from agent.loop.saved_results import keep_large
@@ -65,7 +70,7 @@ async def run_tool(tool: Tool, args: dict[str, Any], config: Config, *,
     try:
         check_arguments(tool, args)
         out = await tool.run(args, tool_context(config, tool.name, args, session=session,
-                                                 output=output))
+                                                 output=output, allowed_by=allowed_by))
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True)
     result = out if isinstance(out, ToolResult) else ToolResult(str(out))

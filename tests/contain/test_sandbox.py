@@ -14,6 +14,7 @@ import pytest
 from agent import READ_ONLY, Effects, Tool, sandbox_for
 from agent.contain.procs import alive, snapshot
 from agent.contain.sandbox_policy import (
+    SCRATCH_TMP_BYTES,
     Policy,
     bwrap_args,
     scrub_environment,
@@ -67,13 +68,18 @@ async def test_workspace_is_writable_and_nothing_outside_it(tmp_path, user_home)
     assert not Path("/etc/agent-was-here").exists()
 
 
-async def test_read_only_mode_writes_nothing_even_in_the_workspace(tmp_path):
+async def test_read_only_mode_writes_nothing_but_a_scratch_tmp_thrown_away(tmp_path):
     config, _ = boot(tmp_path)
-    code, out = await sh(config, "echo x > made.txt; mkdir d; echo x > /tmp/t; cat /tmp/t",
+    code, out = await sh(config, "echo x > made.txt; mkdir d; echo scratch > /tmp/t; "
+                                 "cat /tmp/t; echo y > $HOME/agent-ro-marker",
                          mode=READ_ONLY)
     assert code != 0
     assert list(config.workspace.iterdir()) == []
     assert "Read-only file system" in out
+    assert "scratch" in out  # the private /tmp takes writes ...
+    code, out = await sh(config, "cat /tmp/t", mode=READ_ONLY)
+    assert code != 0 and "No such file" in out  # ... and is gone with the process
+    assert not (Path.home() / "agent-ro-marker").exists()
 
 
 async def test_secrets_agent_home_and_credentials_are_hidden(tmp_path, user_home):
@@ -299,9 +305,9 @@ def test_bwrap_read_only_binds_nothing_writable_and_keeps_network_off():
     argv = bwrap_args(Policy(mode="read-only", workspace="/tmp/w", network=False), "bwrap",
                       ["git", "status"])
     assert "--bind" not in argv and "--unshare-net" in argv
-    tail = argv[argv.index("--tmpfs", argv.index("/dev/shm")):]
-    assert tail == ["--tmpfs", "/tmp", "--ro-bind", "/tmp/w", "/tmp/w", "--remount-ro", "/tmp",
-                    "--chdir", "/tmp/w", "--", "git", "status"]
+    tail = argv[argv.index("--size", argv.index("/dev/shm")):]
+    assert tail == ["--size", str(SCRATCH_TMP_BYTES), "--tmpfs", "/tmp",
+                    "--ro-bind", "/tmp/w", "/tmp/w", "--chdir", "/tmp/w", "--", "git", "status"]
 
 
 def test_seatbelt_profile_has_the_same_walls():

@@ -228,3 +228,48 @@ async def test_always_on_a_pipeline_grants_each_program(tmp_path):
     assert await run("make build; rm x") and len(asked) == 3  # rm was never granted
     assert await run("for f in a b; do make build $f; done") and len(asked) == 3
     assert await run("sudo make build") and asked[-1] == "sudo make build *"
+
+
+# ---- who let a call run: the tool's ctx.allowed_by --------------------------------------------
+
+@pytest.mark.parametrize("permission,flags,yolo,approver,expected", [
+    (None, (), False, None, "policy"),  # the judge alone: nobody said yes
+    ({"shell": {"ls *": "allow"}}, (), False, None, "rule"),
+    (None, ("shell:ls *",), False, None, "flag"),
+    (None, ("shell:ls *",), True, None, "flag"),
+    (None, (), True, None, "policy"),  # --yolo turns asks into allows, nothing else
+])
+async def test_allowed_by_says_who_let_a_read_only_command_run(tmp_path, permission, flags,
+                                                               yolo, approver, expected):
+    from agent.loop.permission_flags import FlagRules
+
+    config, hooks = boot(tmp_path, permission)
+    config.permission_flags = FlagRules.parse(list(flags), []) if flags else None
+    decision = await gate_decision(config, hooks, SHELL, {"command": "ls -la"}, yolo=yolo)
+    assert decision.allowed and decision.allowed_by == expected
+
+
+async def test_allowed_by_for_asked_calls_is_the_answer_or_yolo(tmp_path):
+    config, hooks = boot(tmp_path)
+    said = await gate_decision(config, hooks, SHELL, {"command": "touch x"},
+                               approver=always_yes)
+    assert said.allowed and said.allowed_by == "user"
+    forced = await gate_decision(config, hooks, SHELL, {"command": "touch x"}, yolo=True)
+    assert forced.allowed and forced.allowed_by == "yolo"
+
+
+async def test_an_always_grant_marks_later_read_only_calls_as_granted(tmp_path):
+    from agent.contract.tools import ToolCall
+    from agent.loop.gate import Gate
+
+    config, hooks = boot(tmp_path)
+
+    async def always(request):
+        return "always"
+
+    gate = Gate(hooks, config, always)
+    first = await gate.decide(ToolCall("c1", "shell", {"command": "ls && touch x"}), SHELL,
+                              SHELL.effects({"command": "ls && touch x"}), None)
+    later = await gate.decide(ToolCall("c2", "shell", {"command": "ls -la"}), SHELL,
+                              SHELL.effects({"command": "ls -la"}), None)
+    assert (first.allowed_by, later.allowed_by) == ("user", "grant")
