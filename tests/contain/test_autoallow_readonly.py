@@ -6,7 +6,6 @@ the tool results the fake provider received."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
+from test_sandbox_acceptance import results
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/ns/pid"), reason="Linux only")
 
@@ -41,15 +41,6 @@ def run(fake_provider, agent_home, ws, *calls, extra=(), home: Path | None = Non
                            fake_provider.openai_url, "--model", "m", *extra],
                           home=agent_home, cwd=ws, OPENAI_API_KEY="sk-test-key-held-by-agent",
                           HOME=os.environ["HOME"], PATH=os.environ.get("PATH", os.defpath))
-
-
-def results(fake_provider) -> list[str]:
-    out = []
-    for message in fake_provider.requests[-1].body["messages"]:
-        if message.get("role") == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
 
 
 def plant_global_fsmonitor(home: Path, marker: Path) -> None:

@@ -57,6 +57,21 @@ async def test_bang_command_runs_as_the_users_own_and_its_output_goes_in_the_nex
         app.hooks.unconfigure(app.config)
 
 
+async def test_bang_command_the_policy_would_allow_still_runs_with_the_workspace_writable(
+        tmp_path, fake_provider):
+    """Typing it was the approval: a command the judge takes for read-only is not put in the
+    read-only sandbox kept for calls nobody approved."""
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash"])
+    app.start()
+    try:
+        await type_text(app, "!test -v 'a[$(touch typed.txt)]'; echo ran-it-7", enter=True)
+        await wait_for(app, "ran-it-7")
+        await idle(app)
+        assert (app.workspace / "typed.txt").exists()
+    finally:
+        app.hooks.unconfigure(app.config)
+
+
 async def test_bang_command_is_still_refused_by_a_deny_rule_and_never_runs(
         tmp_path, fake_provider):
     fake_provider.script(Reply.text("ok"))
