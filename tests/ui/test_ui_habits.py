@@ -4,7 +4,11 @@ widget against the fake provider."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
 import threading
+from pathlib import Path
 
 from fakeprovider import Reply
 from ui_harness import idle, make_app, press, screen, type_text, wait_for
@@ -58,18 +62,25 @@ async def test_bang_command_runs_as_the_users_own_and_its_output_goes_in_the_nex
 
 
 async def test_bang_command_the_policy_would_allow_still_runs_with_the_workspace_writable(
-        tmp_path, fake_provider):
-    """Typing it was the approval: a command the judge takes for read-only is not put in the
-    read-only sandbox kept for calls nobody approved."""
+        tmp_path, fake_provider, monkeypatch):
+    """Typing it was the approval: a command the judge takes for read-only (``git status``,
+    here with a user-level git setting that runs a program) is not put in the read-only
+    sandbox kept for calls nobody approved."""
+    home = Path(tempfile.mkdtemp(prefix="agent-bang-home-", dir="/var/tmp"))
+    monkeypatch.setenv("HOME", str(home))
     app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash"])
+    marker = app.workspace / "fsmonitor-ran"
+    (home / ".gitconfig").write_text(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+    subprocess.run(["git", "init", "-q", str(app.workspace)], check=True)
     app.start()
     try:
-        await type_text(app, "!test -v 'a[$(touch typed.txt)]'; echo ran-it-7", enter=True)
+        await type_text(app, "!git status; echo ran-it-7", enter=True)
         await wait_for(app, "ran-it-7")
         await idle(app)
-        assert (app.workspace / "typed.txt").exists()
+        assert marker.exists()
     finally:
         app.hooks.unconfigure(app.config)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 async def test_bang_command_is_still_refused_by_a_deny_rule_and_never_runs(
