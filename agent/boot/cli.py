@@ -280,6 +280,11 @@ def run_main(argv: list[str]) -> int:
     for name in host.unknown:
         print(f"agent: plugin {name}: no such plugin (named in {boot.config.config_file})",
               file=sys.stderr)
+    if headless:  # the UI shows them among its start-up notices
+        from agent.boot.config_keys import warnings as config_key_warnings
+
+        for warning in config_key_warnings(boot.config):
+            print(f"agent: {warning}", file=sys.stderr)
     if args.allow or args.deny or boot.config.get("permission") \
             or boot.config.project_permission:
         # A typo in --deny, or a rule that can never match, must not pass silently.

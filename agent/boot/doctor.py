@@ -1,4 +1,5 @@
-"""``agent doctor``: is this machine ready?  Sandbox, ripgrep, git, terminal, state, provider.
+"""``agent doctor``: is this machine ready?  Config keys, sandbox, ripgrep, git, terminal, state,
+provider.
 
 Each check prints one line, ``ok``, ``warn`` or ``FAIL``, what was found and, when something
 is wrong, what to do.  The exit code is 1 when a check failed (a warning alone is 0), so a
@@ -170,8 +171,19 @@ def check_provider(boot: Any) -> Check:
                  f"model {model} {listed}")
 
 
-CHECKS: tuple[Callable[[Any], Check], ...] = (check_sandbox, check_ripgrep, check_git,
-                                              check_terminal, check_state)
+def check_config(config: Any) -> Check:
+    from agent.boot.config_keys import config_unknown_keys, some_plugins_disabled
+
+    unknown = config_unknown_keys(config)
+    if not unknown:
+        return Check("config", "ok", f"every key of {config.config_file} is known")
+    disabled = some_plugins_disabled(config)
+    return Check("config", "warn", "; ".join(u.message(some_plugins_disabled=disabled)
+                                           for u in unknown))
+
+
+CHECKS: tuple[Callable[[Any], Check], ...] = (check_config, check_sandbox, check_ripgrep,
+                                              check_git, check_terminal, check_state)
 
 
 def run(boot: Any, *, provider: bool = True, out: Any = None) -> int:

@@ -125,6 +125,10 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
         hooks.configure(config)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    from agent.boot import config_keys
+
+    # After configure: the notices of a run name every key no loaded plugin declared.
+    config.notices.extend(config_keys.warnings(config))
     from agent.contain.private import secure_home
     from agent.contain.sandbox import sandbox_for
 

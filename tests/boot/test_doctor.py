@@ -33,7 +33,9 @@ def test_everything_ready(dirs, fake_provider):
     home, ws = dirs
     proc = run_agent_here(["doctor"], home=home, cwd=ws, **provider_env(fake_provider.openai_url))
     found = lines(proc.stdout)
-    assert set(found) == {"sandbox", "ripgrep", "git", "terminal", "state", "provider"}
+    assert set(found) == {"config", "sandbox", "ripgrep", "git", "terminal", "state",
+                          "provider"}
+    assert found["config"][0] == "ok"
     assert found["sandbox"][0] == "ok" and found["sandbox"][1].startswith("workspace-write")
     assert "bubblewrap" in found["sandbox"][1]
     assert found["git"][0] == "ok" and "git version" in found["git"][1]

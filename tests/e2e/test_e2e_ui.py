@@ -318,3 +318,13 @@ def test_onboarding_a_keyless_custom_endpoint(tmp_path, fake_provider):
         assert term.wait_exit(timeout=30) == 0
     finally:
         term.close()
+
+
+def test_a_misspelt_config_key_is_named_on_the_start_screen(term_factory):
+    start, _ = term_factory
+    term = start(config="sandbox_netwrk = true\n")
+    screen = term.wait_for(IDLE)
+    assert 'unknown config key "sandbox_netwrk" (did you mean "sandbox_network"?)' in \
+        " ".join(screen.split())
+    term.type("/exit")
+    assert term.wait_exit() == 0
