@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent.contain import sandbox
 from agent.contract.tools import AllowedBy, Effects, Tool, ToolCall
 from agent.contract.verdict import Verdict
-from agent.loop import permissions
+from agent.loop import permission_hint, permissions
 from agent.loop.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
 from agent.loop.permission_flags import FlagRules
 
@@ -94,24 +94,21 @@ class GateDecision:
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
-                   "Do without it, or tell the user to rerun with {rerun} or --yolo.")
+                   "Do without it, or tell the user to rerun with {rerun}.")
+
+HEADLESS_UNCHECKABLE = ("{tool} needs approval and this is a headless run, so it was denied: "
+                        "its command cannot be checked without running it ({why}), so no rule "
+                        "can allow it. Spell the command out literally, or do without it.")
+
+HEADLESS_REPEAT = ("{tool} repeated the same call a third time this turn; that needs the "
+                   "user's approval and this is a headless run, so it was denied. Do something "
+                   "else.")
 
 
 YOLO_UNRESOLVED = ("{tool} was denied: its command cannot be checked without running it "
                    "({why}), and --yolo only allows what can be checked "
                    "(yolo_unresolved = \"deny\"). Spell the command out literally, or ask the "
                    "user to run it.")
-
-
-def rerun_hint(tool_name: str, effects: Effects) -> str:
-    """The ``--allow`` flag that would let this call run headless, when it is short."""
-    grants = permissions.grant_patterns(tool_name, effects)
-    if grants == ("*",):
-        return f"--allow {tool_name}"
-    if len(grants) == 1 and len(grants[0]) <= 60 and "'" not in grants[0] \
-            and "\n" not in grants[0]:
-        return f"--allow '{tool_name}:{grants[0]}'"
-    return "--allow RULE (docs/headless.md)"
 
 
 @dataclass
@@ -228,6 +225,23 @@ class Gate:
         decision.notices = notices
         return decision
 
+    def _headless_denial(self, tool_name: str, effects: Effects, by: str,
+                         repeating: bool) -> str:
+        """What the model is told when nobody can approve a call: the flags that would have
+        let it through (each combination tried against the rules first,
+        :mod:`agent.loop.permission_hint`)."""
+        if repeating:
+            return HEADLESS_REPEAT.format(tool=tool_name)
+        unresolved = permissions.unresolved_reason(effects)
+        if unresolved:
+            return HEADLESS_UNCHECKABLE.format(tool=tool_name, why=unresolved)
+        hint = "--yolo"
+        if by == "rule":  # a guard's or the sandbox's ask is lifted by --yolo alone
+            hint = permission_hint.rerun_hint(
+                tool_name, effects, self.user_rules, self.project_rules, self.flags,
+                getattr(self.config, "workspace", None)) or "--allow RULE (docs/headless.md)"
+        return HEADLESS_DENIAL.format(tool=tool_name, rerun=hint)
+
     async def _decide_rest(self, call: ToolCall, tool: Tool, effects: Effects,
                            verdict: Verdict, by: str) -> GateDecision:
         needs_ask = verdict.decision == "ask"
@@ -265,8 +279,8 @@ class Gate:
                 return GateDecision(False, "yolo", YOLO_UNRESOLVED.format(
                     tool=call.name, why=unresolved), "yolo_unresolved")
         if self.approver is None:
-            return GateDecision(False, "headless", HEADLESS_DENIAL.format(
-                tool=call.name, rerun=rerun_hint(call.name, effects)))
+            return GateDecision(False, "headless", self._headless_denial(
+                call.name, effects, by, repeating))
         grants = permissions.grant_patterns(call.name, effects)
         reply = await self.approver(ApprovalRequest(
             call, tool, effects, verdict.reason, verdict.source, repeating, grants))
