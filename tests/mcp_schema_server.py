@@ -44,6 +44,11 @@ TOOLS = [
                        "required": ["name"]},
             "ByTag": {"type": "object", "properties": {"tag": {"type": "string"}},
                       "required": ["tag"]}}}),
+    types.Tool(name="lookup", description="Give id or slug.", input_schema={
+        # The usual "one of these arguments" schema: branches that only list what is required.
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "slug": {"type": "string"}},
+        "oneOf": [{"required": ["id"]}, {"required": ["slug"]}]}),
     types.Tool(name="echo", description="Echo.", input_schema={
         "type": "object", "properties": {"text": {"type": "string"}}}),
     types.Tool(name="huge", description="A schema too large to send with every request.",

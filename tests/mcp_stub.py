@@ -58,15 +58,25 @@ def send(msg):
 
 def call(name, args):
     if name == "echo":
-        return {"content": [{"type": "text", "text": args.get("text", "")}]}
+        reply = {"content": [{"type": "text", "text": args.get("text", "")}]}
+        if args.get("mirror"):  # as the reference filesystem server: the text again, keyed
+            reply["structuredContent"] = {"content": args.get("text", "")}
+        return reply
     if name == "fail":
         return {"content": [{"type": "text", "text": args.get("message", "failed")}],
                 "isError": True}
     if name == "structured":
         return {"content": [], "structuredContent": {"answer": 42, "unit": "widgets"}}
     if name == "picture":
-        return {"content": [{"type": "text", "text": "a red dot"},
-                            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
+        blocks = [{"type": "text", "text": "a red dot"},
+                  {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]
+        reply = {"content": blocks}
+        if args.get("mirror") == "blocks":  # the content blocks again, as structured content
+            reply["structuredContent"] = {"content": blocks}
+        elif args.get("mirror") == "data":  # the image's bytes again, under another shape
+            reply["structuredContent"] = {"image": {"base64": blocks[1]["data"],
+                                                    "mime": "image/png"}, "caption": "a dot"}
+        return reply
     if name == "env":
         return {"content": [{"type": "text", "text": os.environ.get(args.get("name", ""), "")}]}
     if name == "environ":

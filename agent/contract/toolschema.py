@@ -181,12 +181,18 @@ def _fold_top_level(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+#: Keywords that only constrain an object: a branch of nothing else (``{"required": ["id"]}``,
+#: the usual "give id or slug") applies to the object around it.
+_OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties",
+                    "minProperties", "maxProperties", "dependentRequired", "propertyNames")
+
+
 def _is_object_schema(node: Any) -> bool:
     if not isinstance(node, dict):
         return False
     kind = node.get("type")
     if kind is None:
-        return "properties" in node or any(k in node for k in _COMBINATORS)
+        return any(k in node for k in (*_OBJECT_KEYWORDS, *_COMBINATORS))
     return kind == "object" or (isinstance(kind, list) and "object" in kind)
 
 

@@ -4,9 +4,9 @@ Text blocks are joined; embedded text resources are included.  Images (and embed
 resources) go to the model as :class:`agent.contract.messages.ImagePart`, which the provider sends
 in its own image blocks; the text keeps a one-line marker where each was.  Audio and other binary
 content is summarised (no provider takes it in a tool result).  Structured content is given as JSON
-text alongside the blocks, unless a text block already carries the same value (the MCP spec asks
-servers to send it as text too, and sending it twice would double it; the SDKs wrap a plain return
-value as ``{"result": value}`` next to its text). Works on the SDK's objects by attribute, so this
+text alongside the blocks, unless the blocks already carry the same value (the MCP spec asks
+servers to send it as text too, and sending it twice would double it: see :func:`_carried` for
+the shapes servers mirror it in); a base64 payload it repeats is sent once. Works on the SDK's objects by attribute, so this
 module never imports the SDK.
 """
 
@@ -35,7 +35,7 @@ def result_content(result: Any, reader: str = "", source: str = ""
     parts = [p for p in parts if p]
     structured = getattr(result, "structured_content", None)
     if structured is not None and not _carried(structured, result):
-        as_json = json.dumps(structured, ensure_ascii=False, indent=2)
+        as_json = json.dumps(_without_binary(structured, result), ensure_ascii=False, indent=2)
         parts.append(f"[structured content]\n{as_json}" if parts else as_json)
     if not parts:
         return ("(the tool reported an error without a message)"
@@ -44,23 +44,74 @@ def result_content(result: Any, reader: str = "", source: str = ""
 
 
 def _carried(structured: Any, result: Any) -> bool:
-    """Whether a text block of ``result`` already says ``structured``: the same JSON, or
-    the value the SDKs wrap a plain return value in (``{"result": 5}`` for the text ``5``)."""
-    wrapped = (structured.get("result", ...) if isinstance(structured, dict)
-               and len(structured) == 1 else ...)
-    for block in getattr(result, "content", None) or []:
-        if getattr(block, "type", "") != "text":
-            continue
-        text = str(getattr(block, "text", ""))
-        if wrapped is not ... and text == str(wrapped):
-            return True
-        try:
-            value = json.loads(text)
-        except ValueError:
-            continue
-        if value == structured or (wrapped is not ... and value == wrapped):
+    """Whether the content blocks of ``result`` already say ``structured``.
+
+    Servers mirror their content in ``structuredContent`` in several shapes: the same JSON as
+    a text block; a plain return value wrapped as ``{"result": value}`` (the SDKs); the text
+    under one key, ``{"content": text}`` (the reference filesystem server); or the content
+    blocks themselves, ``{"content": [{"type": "image", "data": ...}]}``.  Each is sent once."""
+    blocks = list(getattr(result, "content", None) or [])
+    texts = [str(getattr(b, "text", "")) for b in blocks if getattr(b, "type", "") == "text"]
+    candidates = [structured]
+    if isinstance(structured, dict) and len(structured) == 1:
+        candidates.append(next(iter(structured.values())))
+    for value in candidates:
+        if _says(value, texts) or _mirrors(value, blocks):
             return True
     return False
+
+
+def _says(value: Any, texts: list[str]) -> bool:
+    """Whether ``value`` is one of ``texts`` (all of them joined counts), as text or as JSON."""
+    if isinstance(value, str) and (value in texts or value == "\n".join(texts)):
+        return True
+    for text in texts:
+        if not isinstance(value, str) and text == json.dumps(value):
+            return True
+        if text == str(value) and isinstance(value, int | float | bool):
+            return True
+        try:
+            if json.loads(text) == value:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _mirrors(value: Any, blocks: list[Any]) -> bool:
+    """Whether ``value`` is a list of content blocks equal to ``blocks`` (type, text, data)."""
+    if not isinstance(value, list) or len(value) != len(blocks) or not blocks:
+        return False
+    for item, block in zip(value, blocks, strict=True):
+        if not isinstance(item, dict) or item.get("type") != getattr(block, "type", None):
+            return False
+        for key in ("text", "data"):
+            if key in item and item[key] != getattr(block, key, None):
+                return False
+    return True
+
+
+def _without_binary(value: Any, result: Any) -> Any:
+    """``value`` with every string that repeats a block's base64 payload (an image's or a
+    blob's) replaced by a short marker: the model has that payload once already, and as text
+    it would cost thousands of tokens."""
+    payloads: dict[str, str] = {}
+    for block in getattr(result, "content", None) or []:
+        data = getattr(block, "data", None) or getattr(getattr(block, "resource", None),
+                                                        "blob", None)
+        if isinstance(data, str) and data:
+            payloads[data] = f"[the {getattr(block, 'type', 'binary')} block's data, sent once]"
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return payloads.get(node, node)
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if isinstance(node, dict):
+            return {key: walk(item) for key, item in node.items()}
+        return node
+
+    return walk(value) if payloads else value
 
 
 def image_of(mime: str, data: str, source: str) -> ImagePart | None:

@@ -259,6 +259,24 @@ async def call(ns, name, args):
     return await run_tool(tool_of(ns.config, "stub", name), args, ns.config)
 
 
+async def test_structured_content_that_mirrors_the_blocks_is_sent_once(stubbed):
+    # The reference filesystem server: the text again as {"content": text}.
+    text = "line one\nline two"
+    mirrored = await call(stubbed, "echo", {"text": text, "mirror": True})
+    assert mirrored.output == text
+    # The content blocks again: the image's base64 must not reach the model as text.
+    blocks = await call(stubbed, "picture", {"mirror": "blocks"})
+    assert blocks.output == "a red dot\n[image 1: image/png, 8 bytes]"
+    assert [i.data for i in blocks.images] == ["iVBORw0KGgo="]
+    # Another shape that repeats the payload: the rest is kept, the payload sent once.
+    other = await call(stubbed, "picture", {"mirror": "data"})
+    assert "iVBORw0KGgo=" not in other.output
+    assert json.loads(other.output.split("[structured content]\n", 1)[1]) == {
+        "image": {"base64": "[the image block's data, sent once]", "mime": "image/png"},
+        "caption": "a dot"}
+    assert [i.data for i in other.images] == ["iVBORw0KGgo="]
+
+
 async def test_results_errors_and_environment(stubbed):
     assert (await call(stubbed, "echo", {"text": "hi"})).output == "hi"
     structured = await call(stubbed, "structured", {})

@@ -46,13 +46,17 @@ def test_combinator_and_ref_schemas_are_accepted_and_bad_tools_left_out(
     first = fake_provider.requests[0]
     schemas = assert_tools_accepted(first)
     offered = {n.removeprefix("mcp__schemas__") for n in schemas if n.startswith("mcp__")}
-    assert offered == {"search", "create", "merge", "pick", "echo"}
+    assert offered == {"search", "create", "merge", "pick", "lookup", "echo"}
     for left_out in ("huge", "spaced", "taskonly"):
         assert f"agent: mcp schemas: tool {left_out} is not offered: " in proc.stderr
     search = schemas["mcp__schemas__search"]
     assert set(search["properties"]) == {"query", "id", "limit"}
     assert "required" not in search or search["required"] == []  # neither branch's own
     assert "query" in search["description"] and "id" in search["description"]
+    lookup = schemas["mcp__schemas__lookup"]
+    assert lookup["properties"] == {"id": {"type": "integer"}, "slug": {"type": "string"}}
+    assert "required" not in lookup or lookup["required"] == []
+    assert "Give one of these sets of arguments: id; slug." in lookup["description"]
     merge = schemas["mcp__schemas__merge"]
     assert merge["required"] == ["a", "b"]
     create = schemas["mcp__schemas__create"]["properties"]["item"]
