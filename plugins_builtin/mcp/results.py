@@ -6,8 +6,8 @@ in its own image blocks; the text keeps a one-line marker where each was.  Audio
 content is summarised (no provider takes it in a tool result).  Structured content is given as JSON
 text alongside the blocks, unless the blocks already carry the same value (the MCP spec asks
 servers to send it as text too, and sending it twice would double it: see :func:`_carried` for
-the shapes servers mirror it in); a base64 payload it repeats is sent once. Works on the SDK's objects by attribute, so this
-module never imports the SDK.
+the shapes servers mirror it in); a base64 payload it repeats is sent once.  Works on the SDK's
+objects by attribute, so this module never imports the SDK.
 """
 
 from __future__ import annotations
