@@ -275,6 +275,11 @@ def run_main(argv: list[str]) -> int:
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)
+    from agent.boot.plugins import unloadable_guards
+
+    refusal = unloadable_guards(host)
+    if refusal:  # a guard that cannot load fails closed: nothing runs without it
+        return _fail(refusal, 2)
     for failure in host.failures():
         print(f"agent: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
     for name in host.unknown:

@@ -2,8 +2,10 @@
 
 Builtins and third-party plugins load by the same path.  A plugin named in
 ``plugins.disabled`` (config), ``--disable NAME`` or ``AGENT_DISABLE_PLUGINS`` is never
-imported.  A plugin that fails to import or register is reported and skipped; it never stops
-``agent``.  Essential plugins refuse to be disabled.
+imported.  A plugin that fails to import or register is reported and skipped, unless it is a
+guard (it implements, or its source names, ``agent_guard_tool_call``): then ``agent`` does
+not start until it is fixed or disabled (:func:`unloadable_guards`), since the calls it was
+installed to refuse would run.  Essential plugins refuse to be disabled.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class PluginStatus:
     distribution: str = ""
     error: str = ""
     description: str = ""
+    #: it implements (or, failed, declares) ``agent_guard_tool_call``: a guard that cannot
+    #: load keeps the agent from starting (see :func:`unloadable_guards`)
+    guard: bool = False
 
 
 def scan(cache: Path | None = None) -> tuple[list[EntryPoint], frozenset[str]]:
@@ -237,16 +242,17 @@ class PluginHost:
         """Register ``plugin`` under ``name``; a failure is recorded, never raised."""
         try:
             self.pm.register(plugin, name=name)
-        except Exception as exc:  # a broken plugin is skipped, never fatal
+        except Exception as exc:  # a broken plugin is skipped (a guard stops the start)
             if self.pm.get_plugin(name) is plugin:  # pluggy < 1.7 stops half-way through
                 self.pm.unregister(plugin, name)
-            self.status[name] = PluginStatus(name, "failed", error=_describe(exc))
+            self.status[name] = PluginStatus(name, "failed", error=_describe(exc),
+                                             guard=_has_guard(plugin))
             log.warning("plugin %s failed to register: %s", name, exc)
             return False
         problem = _guard_problem(self.pm, plugin)
         if problem is not None:  # a guard that cannot work must not leave its tools behind
             self.pm.unregister(plugin)
-            self.status[name] = PluginStatus(name, "failed", error=problem)
+            self.status[name] = PluginStatus(name, "failed", error=problem, guard=True)
             log.warning("plugin %s refused: %s", name, problem)
             return False
         module = getattr(plugin, "__name__", type(plugin).__name__)
@@ -260,6 +266,21 @@ class PluginHost:
 
     def failures(self) -> list[PluginStatus]:
         return [s for s in self.status.values() if s.state == "failed"]
+
+
+def unloadable_guards(host: PluginHost) -> str | None:
+    """Why the agent must not start: a guard plugin that is enabled but failed to load
+    (its calls would run unchecked), named with the reason and how to go on; else None."""
+    bad = sorted((s for s in host.failures() if s.guard), key=lambda s: s.name)
+    if not bad:
+        return None
+    lines = [f"guard plugin {s.name} cannot be loaded: {s.error}" for s in bad]
+    names = ", ".join(f'"{s.name}"' for s in bad)
+    flags = " ".join(f"--disable {s.name}" for s in bad)
+    lines.append("A guard refuses calls; without it they would run unchecked, so agent does "
+                 f"not start. Fix the plugin, or disable it by name: {flags} (or "
+                 f"plugins.disabled = [{names}] in config.toml, or AGENT_DISABLE_PLUGINS).")
+    return "\n".join(lines)
 
 
 def load(
@@ -313,8 +334,9 @@ def load(
             try:
                 plugin = ep.load()
             except Exception as exc:
-                host.status[name] = PluginStatus(name, "failed", module=ep.value,
-                                                 distribution=dist, error=_describe(exc))
+                host.status[name] = PluginStatus(
+                    name, "failed", module=ep.value, distribution=dist, error=_describe(exc),
+                    guard=described.was_guard(name) or _declares_guard(ep.module))
                 log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
                 described.forget(name)
                 continue
@@ -371,6 +393,12 @@ class _Descriptions:
         self.entries[ep.name] = entry
         self.changed = True
 
+    def was_guard(self, name: str) -> bool:
+        """The plugin's last description had a guard hook."""
+        entry = self.entries.get(name) or {}
+        return any(isinstance(h, dict) and h.get("attr") == GUARD_HOOK
+                   for h in entry.get("hooks", ()))
+
     def forget(self, name: str) -> None:
         if self.entries.pop(name, None) is not None:
             self.changed = True
@@ -387,7 +415,8 @@ class _Descriptions:
         status = self.host.status.get(name)
         self.host.status[name] = PluginStatus(
             name, "failed", module=status.module if status else "",
-            distribution=status.distribution if status else "", error=_describe(exc))
+            distribution=status.distribution if status else "", error=_describe(exc),
+            guard=self.was_guard(name))
         log.warning("plugin %s failed to import:\n%s", name, traceback.format_exc())
         self.forget(name)
         self.save()
@@ -444,7 +473,41 @@ def _drop_unknown_hooks(host: PluginHost) -> None:
             if not bad_name:
                 raise
             host.pm.unregister(bad)
-            host.status[bad_name] = PluginStatus(bad_name, "failed", error=_describe(exc))
+            host.status[bad_name] = PluginStatus(bad_name, "failed", error=_describe(exc),
+                                                 guard=_has_guard(bad))
+
+
+#: The hook that makes a plugin a guard.
+GUARD_HOOK = "agent_guard_tool_call"
+
+
+def _has_guard(plugin: object) -> bool:
+    """``plugin`` defines the guard hook, or a hook named like one (a misspelt
+    ``agent_guard_*`` is a guard that would never run)."""
+    try:
+        return any(attr.startswith("agent_guard") for attr in dir(plugin))
+    except Exception:
+        return True  # it cannot even be looked at: assume the worst
+
+
+def _declares_guard(module: str) -> bool:
+    """The source of ``module`` (found without running any of it) names the guard hook: a
+    plugin that failed to import is a guard when its own text says so."""
+    from importlib.machinery import PathFinder
+
+    path: Any = None
+    spec = None
+    for part in module.split("."):
+        spec = PathFinder.find_spec(part, path)
+        if spec is None:
+            return False
+        path = spec.submodule_search_locations
+    origin = getattr(spec, "origin", None)
+    try:
+        text = Path(origin).read_text(errors="replace") if origin else ""
+    except OSError:
+        return False
+    return "agent_guard" in text
 
 
 def _guard_problem(pm: pluggy.PluginManager, plugin: object) -> str | None:

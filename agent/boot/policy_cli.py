@@ -60,6 +60,11 @@ def cmd_policy(argv: list[str]) -> int:
                              permission_flags=permission_flags)
     except StartupError as exc:
         return _fail(str(exc), exc.code)
+    from agent.boot.plugins import unloadable_guards
+
+    refusal = unloadable_guards(host)
+    if refusal:  # its answer would leave out a guard the real run cannot start without
+        return _fail(refusal, 2)
     tools = hooks.tools(boot.config)
     tool = tools.get(tool_name)
     if tool is None:

@@ -499,7 +499,9 @@ def agent_guard_tool_call(call: ToolCall, effects: Effects,
     longer than ``guard_timeout`` seconds (default 2) denies the call, and the plugin is
     reported once.  Guards run on worker threads, so a slow one never blocks the screen; a
     guard must be a plain function: a plugin whose guard is ``async def`` is refused when it
-    registers.
+    registers, and a guard plugin that cannot be registered (``async def``, an import error,
+    a hook that does not fit this spec) keeps ``agent`` from starting (exit 2) until it is
+    fixed or disabled by name.
 
     Example::
 

@@ -1,5 +1,7 @@
-"""The guard contract fails closed: third-party guards that raise, hang, answer garbage or are
-written ``async def`` never let a call through, and never stop the session.
+"""The guard contract fails closed: third-party guards that raise, hang or answer garbage
+never let a call through, and never stop the session; a guard that cannot be registered
+(``async def``, an import error, a hook that does not fit its spec) keeps the agent from
+starting until it is fixed or disabled by name.
 
 Each misbehaving guard is a real distribution on PYTHONPATH (a module plus dist-info entry
 points), loaded like any installed plugin by the real CLI (``agent.cli.main`` in this process,
@@ -170,17 +172,55 @@ def test_an_async_guard_is_refused_at_registration(world, fake_provider):
     proc = run_agent_here(["plugins"], home=home, cwd=ws, PYTHONPATH=str(site))
     row = next(line for line in proc.stdout.splitlines() if line.startswith("async_guard"))
     assert "failed" in row and "async def" in row
-    fake_provider.script(Reply.text("hi"))
+    marker = hostile_script(fake_provider, ws)
     proc = run(fake_provider, ws, home, site)
+    assert proc.returncode == 2  # a guard that cannot load: agent does not start
+    assert "guard plugin async_guard cannot be loaded" in proc.stderr
+    assert "async def" in proc.stderr and "--disable async_guard" in proc.stderr
+    assert fake_provider.requests == [] and not marker.exists()
+    assert (ws / "victim.txt").read_bytes() == VICTIM
+    fake_provider.script(Reply.text("hi"))  # disabled by name, it runs without it
+    proc = run(fake_provider, ws, home, site, "--disable", "async_guard")
     assert proc.returncode == 0, proc.stderr
-    assert "plugin async_guard failed to load" in proc.stderr and "async def" in proc.stderr
+    assert events_of(proc)[-1]["type"] == "done"
 
 
-def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
-    """A refused plugin is unregistered whole: its tools are not offered either."""
-    ws, home, site = world
-    (site / "asyncy.py").write_text(textwrap.dedent('''\
-        """An async guard with a tool."""
+def _guard_plugin(site, name: str, source: str) -> None:
+    (site / f"{name}.py").write_text(textwrap.dedent(source))
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[agent.plugins]\n{name} = {name}\n")
+
+
+UNLOADABLE_GUARDS = {
+    "import_error": ("""\
+        \"\"\"A guard whose import fails.\"\"\"
+        import no_such_module_anywhere
+        from agent import hookimpl
+
+        @hookimpl
+        def agent_guard_tool_call(call, effects, session):
+            return None
+        """, "ModuleNotFoundError"),
+    "wrong_signature": ("""\
+        \"\"\"A guard whose hook does not fit its spec.\"\"\"
+        from agent import hookimpl
+
+        @hookimpl
+        def agent_guard_tool_call(call, effects, session, extra):
+            return None
+        """, "extra"),
+    "misspelt": ("""\
+        \"\"\"A guard hook that does not exist.\"\"\"
+        from agent import hookimpl
+
+        @hookimpl
+        def agent_guard_tool_calls(call, effects, session):
+            return None
+        """, "agent_guard_tool_calls"),
+    "async_with_tool": ("""\
+        \"\"\"An async guard with a tool.\"\"\"
         from agent import NO_EFFECTS, Tool, hookimpl
 
         @hookimpl
@@ -192,16 +232,42 @@ def test_an_async_guard_plugin_contributes_nothing(world, fake_provider):
         @hookimpl
         async def agent_guard_tool_call(call, effects, session):
             return None
-        '''))
-    info = site / "asyncy-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: asyncy\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[agent.plugins]\nasyncy = asyncy\n")
-    fake_provider.script(Reply.text("hi"))
+        """, "async def"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNLOADABLE_GUARDS))
+def test_a_guard_that_cannot_load_keeps_the_agent_from_starting(world, fake_provider, kind):
+    """Exit 2 naming the plugin and why; no request, no tool call; then, disabled by name,
+    the run goes on without it."""
+    ws, home, site = world
+    source, why = UNLOADABLE_GUARDS[kind]
+    name = f"guard_{kind}"
+    _guard_plugin(site, name, source)
+    marker = hostile_script(fake_provider, ws)
+    proc = run(fake_provider, ws, home, site)
+    assert proc.returncode == 2, proc.stderr
+    assert f"guard plugin {name} cannot be loaded" in proc.stderr and why in proc.stderr
+    assert f"--disable {name}" in proc.stderr
+    assert fake_provider.requests == [] and not marker.exists()
+    assert (ws / "victim.txt").read_bytes() == VICTIM
+    (home / "config.toml").write_text(f'guard_timeout = {LONG}\n[plugins]\ndisabled = ["{name}"]\n')
     proc = run(fake_provider, ws, home, site)
     assert proc.returncode == 0, proc.stderr
     names = {t["function"]["name"] for t in fake_provider.requests[0].body["tools"]}
     assert "asyncy_tool" not in names and "read_file" in names
+
+
+def test_a_broken_plugin_that_is_no_guard_does_not_stop_the_run(world, fake_provider):
+    ws, home, site = world
+    _guard_plugin(site, "plain_broken", """\
+        \"\"\"Fails to import; it has no guard.\"\"\"
+        raise RuntimeError("boom")
+        """)
+    fake_provider.script(Reply.text("hi"))
+    proc = run(fake_provider, ws, home, site)
+    assert proc.returncode == 0, proc.stderr
+    assert "plugin plain_broken failed to load" in proc.stderr
 
 
 def test_a_hung_guard_does_not_stop_a_later_turn_or_the_builtin_guards(world, fake_provider,
