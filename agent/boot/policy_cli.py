@@ -21,6 +21,7 @@ def cmd_policy(argv: list[str]) -> int:
     from agent.boot.runtime import StartupError, finish_config, load_plugins
     from agent.contract.tools import ToolCall, ToolError
     from agent.contract.validate import check_arguments
+    from agent.lib.visible import visible
     from agent.loop import permissions
     from agent.loop.gate import Gate
     from agent.loop.permission_flags import MODES, FlagRuleError, FlagRules
@@ -75,16 +76,20 @@ def cmd_policy(argv: list[str]) -> int:
     except ToolError as exc:
         return _fail(str(exc), 2)
     gate = Gate(hooks, boot.config, None, yolo=bool(boot.config.get("yolo")))
+
+    def show(line: str) -> None:  # hidden and reordering characters spelled out
+        print(visible(line))
+
     verdict, by = gate.verdict(ToolCall("explain", tool_name, args), effects, None)
-    print(f"tool:     {tool_name} (plugin {tool.plugin or '?'})")
-    print(f"effects:  {_describe_effects(effects)}")
+    show(f"tool:     {tool_name} (plugin {tool.plugin or '?'})")
+    show(f"effects:  {_describe_effects(effects)}")
     for line in permissions.explain_command(tool_name, effects, gate.user_rules,
                                             getattr(boot.config, "workspace", None)):
-        print(line)
-    print(f"decision: {verdict.decision}")
-    print(f"by:       {by} {verdict.source}".rstrip())
+        show(line)
+    show(f"decision: {verdict.decision}")
+    show(f"by:       {by} {verdict.source}".rstrip())
     if verdict.reason:
-        print(f"why:      {verdict.reason}")
+        show(f"why:      {verdict.reason}")
     if ns.headless:
         import asyncio
 
@@ -92,18 +97,18 @@ def cmd_policy(argv: list[str]) -> int:
         decided = asyncio.run(headless_gate.decide(ToolCall("explain", tool_name, args), tool,
                                                    effects, None))
         if decided.allowed:
-            print(f"headless: allow ({decided.by})")
+            show(f"headless: allow ({decided.by})")
         else:
-            print(f"headless: deny ({decided.by}); the model is told: {decided.message}")
+            show(f"headless: deny ({decided.by}); the model is told: {decided.message}")
         return 0
     if verdict.decision == "ask" and permissions.unresolved_reason(effects):
         yolo = ("asks too (yolo_unresolved = ask)" if boot.config.get("yolo_unresolved") == "ask"
                 else "denies it (yolo_unresolved = deny)")
-        print(f"then:     it cannot be checked without running it: --yolo {yolo}; "
-              "headless denies it; the UI asks, and \"always\" grants nothing")
+        show(f"then:     it cannot be checked without running it: --yolo {yolo}; "
+             "headless denies it; the UI asks, and \"always\" grants nothing")
     elif verdict.decision == "ask":
-        print("then:     --yolo would allow it; headless without --yolo denies it; "
-              "the UI asks")
+        show("then:     --yolo would allow it; headless without --yolo denies it; "
+             "the UI asks")
     return 0
 
 

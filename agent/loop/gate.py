@@ -66,11 +66,13 @@ class Approval:
     ``arguments`` replaces the call's arguments (e.g. an edit with some hunks rejected); the
     session re-checks them and runs the call only if its effects stay within the approved
     ones.  ``note`` is appended to the tool's result so the model learns what was changed.
+    ``grants`` replaces the patterns an ``always`` answer grants (the user edited them).
     """
 
     answer: Answer
     arguments: dict[str, Any] | None = None
     note: str = ""
+    grants: tuple[str, ...] | None = None
 
 
 Approver = Callable[[ApprovalRequest], Awaitable["Answer | Approval"]]
@@ -287,6 +289,8 @@ class Gate:
         arguments, note = None, ""
         if isinstance(reply, Approval):
             answer, arguments, note = reply.answer, reply.arguments, reply.note
+            if reply.grants is not None:
+                grants = tuple(reply.grants)
         else:
             answer = reply
         if answer == "always":

@@ -394,14 +394,34 @@ def strip_allows(table: dict[str, Rules]) -> dict[str, Rules]:
 
 
 def grant_patterns(tool_name: str, effects: Effects) -> tuple[str, ...]:
-    """What "always" grants: for a command, an exact prefix of each part's normalised form
-    and anything after (approving ``git status | head -5`` grants ``git status *`` and
-    ``head *``), never a shell keyword; nothing for a command that cannot be resolved
-    statically (answering "always" then approves this one call).  Else the whole tool."""
+    """What "always" grants: for a command, the narrowest prefix of each part's normalised
+    form that names what ran, and anything after it (approving ``git status | head -5``
+    grants ``git status *`` and ``head *``; ``python3 x.py`` grants ``python3 x.py *``,
+    never ``python3 *``), never a shell keyword; nothing for a command that cannot be
+    resolved statically (answering "always" then approves this one call).  A grant
+    ``P *`` also covers ``P`` alone.  Else the whole tool."""
     analysis = command_analysis(effects)
-    if analysis is not None and effects.command:
-        return analysis.grants()
-    return ("*",)
+    if analysis is None or not effects.command:
+        return ("*",)
+    if analysis.unresolved_reason:
+        return ()
+    from agent.shell.analysis import KEYWORDS
+    from agent.shell.grants import naming_words
+
+    out: list[str] = []
+    for part in analysis.parts:
+        words = part.runs.split()
+        if not words or words[0] in KEYWORDS:
+            continue
+        prefix = part.normal[:len(part.normal) - len(part.runs)]
+        named = naming_words(words)
+        # Nothing after the options names what runs (``python3``, ``make``): only that.
+        out.append(prefix + " ".join(named or words) + (" *" if named else ""))
+    return tuple(dict.fromkeys(out))
+
+
+def _covers(pattern: str, subject: str) -> bool:
+    return matches(pattern, subject) or (pattern.endswith(" *") and subject == pattern[:-2])
 
 
 def grants_cover(patterns: list[str], effects: Effects) -> bool:
@@ -421,7 +441,7 @@ def grants_cover(patterns: list[str], effects: Effects) -> bool:
     if "*" in patterns:
         return True
     subjects = tuple(p.normal for p in analysis.parts if p.normal) + analysis.writes
-    return bool(subjects) and all(any(matches(p, s) for p in patterns) for s in subjects)
+    return bool(subjects) and all(any(_covers(p, s) for p in patterns) for s in subjects)
 
 
 def explain_command(tool_name: str, effects: Effects, user_rules: dict[str, Rules],

@@ -604,6 +604,8 @@ class App:
                                     max_rows=self.max_panel_rows, clock=self.clock)
             self.bell_if_wanted()
             dialog.opened_at = self.clock()
+            if self.editor.text:  # the prompt holds text: say how to answer the dialog
+                self.keys.diverted(dialog)
             self.live.hide_tools = self.live.folded = True
             self.live.refresh()
             try:

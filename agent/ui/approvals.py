@@ -16,6 +16,7 @@ from typing import Any
 
 from agent.contain import paths
 from agent.contract.tools import Description
+from agent.lib.visible import hidden_count, visible
 from agent.ui import toolfmt
 from agent.ui.diffing import DiffSet, FileDiff
 
@@ -122,9 +123,27 @@ def rejection_note(name: str, ds: DiffSet, rejected: set[int]) -> str:
 
 def detail_lines(name: str, args: dict[str, Any], tool: Any = None,
                  command: str | None = None) -> list[str]:
-    """What a call without a diff shows: the command it runs (its effects say), else its
-    key arguments (up to 10 lines)."""
+    """What a call without a diff shows: every line of the command it runs (its effects
+    say; the dialog scrolls, it never leaves a line out), else its key arguments (up to 10
+    lines).  Characters a terminal would hide or reorder are spelled out (``⟨U+202E⟩``)."""
     if command:
-        lines = command.splitlines()
-        return lines[:10] + ([f"... {len(lines) - 10} more lines"] if len(lines) > 10 else [])
+        return visible(command).split("\n")
     return toolfmt.details(name, args, tool)[:10]
+
+
+def hidden_chars(name: str, args: dict[str, Any], tool: Any = None,
+                 command: str | None = None, diffs: DiffSet | None = None) -> int:
+    """How many characters of what the dialog shows are spelled out as ``⟨U+XXXX⟩``."""
+    if diffs is not None:
+        return diffs.hidden_chars()
+    if command:
+        return hidden_count(command)
+    return sum(hidden_count(str(v)) for v in _strings(args))
+
+
+def _strings(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_strings(v))]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []

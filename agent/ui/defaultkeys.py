@@ -62,6 +62,7 @@ DEFAULT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("menu", "enter", "menu-accept"),
     ("menu", "esc", "menu-dismiss"),
     # approval: the approval dialog
+    ("approval", "ctrl t", "dialog-focus"),
     ("approval", "y", "approve"),
     ("approval", "enter", "approve"),
     ("approval", "a", "approve-always"),

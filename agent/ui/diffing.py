@@ -12,6 +12,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from agent.lib.visible import hidden_count, visible
+
 CONTEXT = 2
 
 
@@ -105,7 +107,18 @@ class DiffSet:
         return {h.group for h in self.hunks if h.diff == diff_index and h.number in rejected}
 
     def rows(self, rejected: frozenset[int] | set[int] = frozenset()) -> list[Row]:
-        """Display rows: a header per diff, then its hunks; unchanged runs are collapsed."""
+        """Display rows: a header per diff, then its hunks; unchanged runs are collapsed.
+        Characters a terminal would hide or reorder are spelled out (``⟨U+202E⟩``)."""
+        rows = self._raw_rows(rejected)
+        for row in rows:
+            row.text = visible(row.text)
+        return rows
+
+    def hidden_chars(self) -> int:
+        """How many characters the rows spell out because a terminal would hide them."""
+        return sum(hidden_count(row.text) for row in self._raw_rows())
+
+    def _raw_rows(self, rejected: frozenset[int] | set[int] = frozenset()) -> list[Row]:
         rows: list[Row] = []
         numbers = iter(self.hunks)
         for d in self.diffs:

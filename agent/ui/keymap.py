@@ -74,6 +74,8 @@ ACTIONS: dict[str, str] = {
     "approve": "allow this call once",
     "approve-always": "allow this call and similar ones for the rest of the session",
     "deny": "deny this call (the model is told)",
+    "dialog-focus": "give the approval dialog the keys while the prompt holds text (until "
+                    "then they go to the prompt)",
     "hunk-next": "select the next hunk of the diff",
     "hunk-prev": "select the previous hunk of the diff",
     "hunk-toggle": "reject (or re-accept) the selected hunk; the rest is applied",

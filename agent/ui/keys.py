@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agent.ui.app import App
 
 MODAL_ACTIONS = frozenset({
-    "approve", "approve-always", "deny", "hunk-next", "hunk-prev", "hunk-toggle",
+    "approve", "approve-always", "deny", "dialog-focus", "hunk-next", "hunk-prev", "hunk-toggle",
     "dialog-scroll-up", "dialog-scroll-down", "pick-up", "pick-down", "pick-accept",
     "pick-toggle", "pick-cancel"})
 
@@ -67,8 +67,9 @@ class KeyRouter:
         previous, self.last_key_at = self.last_key_at, now
         if not isinstance(key, str):
             return
-        if self._pasting is None and self._unarmed(previous, now):
+        if self._pasting is None and self._unarmed(previous, now, key):
             self._to_prompt(size, key)
+            self.diverted()
             return
         if self._paste(key):
             return
@@ -81,21 +82,40 @@ class KeyRouter:
         else:
             app.editor.type_key(cols, key)
 
-    def _unarmed(self, previous: float, now: float) -> bool:
-        """True while an approval dialog must not take keys: it arms once it has been
-        visible for ``app.approval_guard`` seconds with no key typed in that time, so keys
-        typed before it appeared, or while the user was still typing, never answer it."""
-        modal = self.app.modal
+    def _unarmed(self, previous: float, now: float, key: str) -> bool:
+        """True while an approval dialog must not take keys, so keys typed as part of a
+        prompt never answer it, however long the pauses between them.  While the prompt
+        holds text, only the switch key (``dialog-focus``, a key no prompt contains) gives
+        the dialog the keys; with an empty prompt, the dialog takes them once it has been
+        visible for ``app.approval_guard`` seconds with no key typed in that time."""
+        app = self.app
+        modal = app.modal
         if modal is None or modal.context != "approval" or getattr(modal, "armed", True):
             return False
+        switch = app.keymap.get(key, ["approval"])
+        take_keys = getattr(modal, "take_keys", None)
+        if switch is not None and switch[1] == "dialog-focus" and take_keys is not None:
+            take_keys()
+            return False  # the switch key itself then does nothing more
+        busy = bool(app.editor.text)
         quiet_since = max(getattr(modal, "opened_at", 0.0), previous)
-        if now - quiet_since >= self.app.approval_guard:
+        if not busy and now - quiet_since >= app.approval_guard:
             modal.armed = True
             return False
-        typed_ahead = getattr(modal, "typed_ahead", None)
-        if typed_ahead is not None:
-            typed_ahead()
         return True
+
+    def diverted(self, modal: Any = None) -> None:
+        """Tell the approval dialog (``modal``, else the open one) that keys go to the
+        prompt, and how it can be answered now."""
+        app = self.app
+        modal = modal if modal is not None else app.modal
+        typed_ahead = getattr(modal, "typed_ahead", None)
+        if typed_ahead is None:
+            return
+        switch = app.keymap.keys_for("dialog-focus", "approval")
+        if switch and hasattr(modal, "switch_key"):
+            modal.switch_key = switch[0]
+        typed_ahead(bool(app.editor.text))
 
     def _to_prompt(self, size: tuple[int, int], key: str) -> None:
         """A key typed ahead of an approval: it goes where it was meant, the prompt (enter

@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent.lib.visible import visible
+
 FIRST = 68   # the first detail shares the line with the tool name
 MORE = 90    # further detail lines
 RESULT = 78
 
 
 def clip(text: str, limit: int) -> str:
-    text = text.replace("\t", "  ")
+    """``text`` on one row of at most ``limit`` characters, hidden characters spelled out."""
+    text = visible(text.replace("\t", "  "))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -45,8 +48,8 @@ def question(name: str, args: dict[str, Any], tool: Any = None) -> str:
     """The approval dialog's title: the tool's own question, else ``allow <name>?``."""
     described = tool.description_of(args or {}) if tool is not None else None
     if described is not None and described.question:
-        return described.question
-    return f"allow {name}?"
+        return visible(described.question)
+    return f"allow {visible(name)}?"
 
 
 def _generic(args: dict[str, Any]) -> list[str]:

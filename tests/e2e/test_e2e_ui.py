@@ -249,7 +249,9 @@ def test_answers_of_every_shape_stream_while_typed_keys_show(term_factory, fake_
 
 def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provider):
     """Keys typed while a turn runs into an approval (y, a and enter among them) stay typed
-    text: the dialog stays open, nothing is written, the text is kept in the prompt."""
+    text, whatever the pauses between them (0.5 to 3 s): the dialog stays open, nothing is
+    written, the text is kept in the prompt; only the switch key (ctrl t) hands the dialog
+    the keys."""
     fake_provider.script(
         Reply("Let me write the file now, one moment please.", pieces=12, delay=0.06,
               tool_calls=[("write_file", {"path": "new.txt", "content": "hello\n"}, "w1")]),
@@ -265,14 +267,20 @@ def test_typing_ahead_into_an_approval_never_answers_it(term_factory, fake_provi
         time.sleep(0.06)
     screen = term.wait_for("Write new.txt (1 line)?")
     assert "> " + (typed * 2).strip() in screen  # all of it in the prompt
-    time.sleep(0.3)
-    assert "Write new.txt (1 line)?" in term.text()  # still open: nothing answered it
+    assert "ctrl t to answer this dialog" in screen
+    prompt = typed * 2
+    for pause, keys in ((0.5, "y"), (1.2, " a"), (3.0, "yes")):
+        time.sleep(pause)  # a pause, then typing goes on: still the prompt's
+        term.send(keys)
+        prompt += keys
+        screen = term.wait_for("> " + prompt)
+        assert "Write new.txt (1 line)?" in screen  # still open: nothing answered it
     assert not (ws / "new.txt").exists()
-    time.sleep(0.6)  # a pause: the dialog takes the next key
+    term.send("\x14")  # ctrl t: the dialog takes the keys
     term.send("n")
     term.wait_for("Not written, as you said.")
     assert not (ws / "new.txt").exists()
-    assert "> " + (typed * 2).strip() in term.wait_for("> yay")
+    assert "> " + prompt in term.wait_for("> yay")
     term.send("\x15")
     term.type("/exit")
     assert term.wait_exit(timeout=30) == 0

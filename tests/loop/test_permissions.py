@@ -273,3 +273,64 @@ async def test_an_always_grant_marks_later_read_only_calls_as_granted(tmp_path):
     later = await gate.decide(ToolCall("c2", "shell", {"command": "ls -la"}), SHELL,
                               SHELL.effects({"command": "ls -la"}), None)
     assert (first.allowed_by, later.allowed_by) == ("user", "grant")
+
+
+async def _always_then(tmp_path, first, later, edited=None):
+    """Answer "always" to ``first`` (with the patterns ``edited`` when given); return the
+    commands asked about and whether each of ``later`` ran."""
+    from agent.contract.tools import ToolCall
+    from agent.loop.gate import Approval, Gate
+
+    config, hooks = boot(tmp_path, {"shell": {"*": "ask"}})
+    asked = []
+
+    async def approver(request):
+        asked.append((request.call.arguments["command"], request.grants))
+        if edited is not None:
+            return Approval("always", grants=edited)
+        return "always" if len(asked) == 1 else "no"
+
+    gate = Gate(hooks, config, approver)
+
+    async def run(cmd):
+        call = ToolCall("c", "shell", {"command": cmd})
+        return (await gate.decide(call, SHELL, SHELL.effects(call.arguments), None)).allowed
+
+    assert await run(first)
+    return asked, [await run(cmd) for cmd in later]
+
+
+async def test_always_on_a_script_grants_the_script_never_the_interpreter(tmp_path):
+    asked, ran = await _always_then(tmp_path, "python3 x.py", [
+        "python3 x.py --verbose", "python3 x.py", "python3 -m pip install requests",
+        "python3 y.py", "python3 x.pyz"])
+    assert asked[0] == ("python3 x.py", ("python3 x.py *",))
+    assert ran == [True, True, False, False, False]
+    assert [a[0] for a in asked[1:]] == ["python3 -m pip install requests", "python3 y.py",
+                                         "python3 x.pyz"]
+
+
+async def test_always_on_git_status_grants_it_and_its_bare_form_only(tmp_path):
+    asked, ran = await _always_then(tmp_path, "git status --short", [
+        "git status", "git status -uno", "git stash", "git push"])
+    assert asked[0][1] == ("git status *",)
+    assert ran == [True, True, False, False]
+
+
+async def test_always_on_a_module_grants_that_module(tmp_path):
+    asked, ran = await _always_then(tmp_path, "python3 -m pytest -q", [
+        "python3 -m pytest tests/", "python3 -m pip install x", "python3 -c 'import os'"])
+    assert asked[0][1] == ("python3 -m pytest *",)
+    assert ran == [True, False, False]
+
+
+async def test_an_interpreter_without_a_script_grants_only_itself(tmp_path):
+    asked, ran = await _always_then(tmp_path, "python3", ["python3 x.py", "python3"])
+    assert asked[0][1] == ("python3",) and ran == [False, True]
+
+
+async def test_always_saves_the_patterns_as_the_user_edited_them(tmp_path):
+    asked, ran = await _always_then(tmp_path, "make test", ["make test", "make lint"],
+                                    edited=("make test",))
+    assert asked[0][1] == ("make test *",)  # offered
+    assert ran == [True, True] and [a[0] for a in asked] == ["make test", "make lint"]

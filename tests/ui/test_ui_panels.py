@@ -102,7 +102,10 @@ async def test_worker_subagent_approvals_are_labelled(tmp_path, fake_provider):
     assert "delegated work, gated by your rules" in rows
     assert 'matched bash: "make *"' in rows and "make test" in rows
     assert "a always (make *)" in rows
-    await press(app, "a")
+    await press(app, "a")  # "always" shows what it would grant first
+    rows = await wait_for(app, "always: make *")
+    assert "enter always allow these patterns" in rows and not answer.done()
+    await press(app, "enter")
     assert await answer == "always"
 
 

@@ -111,14 +111,34 @@ async def test_keys_typed_ahead_never_answer_the_dialog(tmp_path, fake_provider)
         clock.now += 0.15
         await press(app, "y")
     assert app.modal is not None and app.editor.text == "yyyyyy"
-    assert "typing goes to the prompt: pause to answer" in screen(app)
+    assert "typing goes to the prompt: ctrl t to answer this dialog" in screen(app)
     assert (app.workspace / "a.txt").read_text() == TWENTY
-    clock.now += 0.45  # a pause: now the dialog answers
-    await press(app, "n")
+    clock.now += 3.0  # a pause, however long, does not hand the dialog keys typed after it
+    await press(app, "y")
+    assert app.modal is not None and app.editor.text == "yyyyyyy"
+    await press(app, "ctrl t", "n")  # the deliberate switch, then the answer
     await wait_for(app, "the queued prompt ran")
     await idle(app)
     assert (app.workspace / "a.txt").read_text() == TWENTY
-    assert app.editor.text == "yyyyyy"  # what was typed is still there
+    assert app.editor.text == "yyyyyyy"  # what was typed is still there
+
+
+async def test_with_an_empty_prompt_the_dialog_answers_after_a_quiet_interval(
+        tmp_path, fake_provider):
+    edit = {"path": "a.txt", "oldString": "line 1\n", "newString": "changed\n"}
+    fake_provider.script(Reply.tool_call("edit_file", edit, id="e1"), Reply.text("OK."))
+    app = edit_app(tmp_path, fake_provider)
+    app.approval_guard = 0.4
+    clock = SteppedClock()
+    app.clock = clock
+    await type_text(app, "edit", enter=True)
+    await wait_for(app, "Edit a.txt (+1 \u22121)?")
+    await press(app, "ctrl u")  # an editing key typed at once goes to the (empty) prompt
+    assert "typing goes to the prompt: pause to answer" in screen(app)
+    clock.now += 0.45
+    await press(app, "y")
+    await wait_for(app, "OK.")
+    assert (app.workspace / "a.txt").read_text() == TWENTY.replace("line 1\n", "changed\n")
 
 
 async def test_prompt_typed_mid_turn_is_queued_and_runs_after(tmp_path, fake_provider):
@@ -285,3 +305,33 @@ async def test_at_80x24_the_dialog_fits_with_panels_folded_and_every_hunk_reacha
     await press(app, "y")
     await wait_for(app, "Edited.")
     assert "task 7" in screen(app)  # the panel is back once the dialog closed
+
+
+async def test_always_shows_the_patterns_it_grants_and_saves_them_as_edited(
+        tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("bash", {"command": "git init -q a"}, id="b1"),
+                         Reply.tool_call("bash", {"command": "git init -q a"}, id="b2"),
+                         Reply.tool_call("bash", {"command": "git init -q b"}, id="b3"),
+                         Reply.text("done"))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash"])
+    app.approval_guard = 0.0
+    app.start()
+    ws = app.workspace
+    await type_text(app, "init", enter=True)
+    rows = await wait_for(app, "a always (git init *)")
+    await press(app, "a")  # not saved yet: the patterns are shown, editable
+    rows = await wait_for(app, "always: git init *")
+    assert "enter always allow these patterns" in rows
+    assert not (ws / "a").exists()
+    await press(app, "backspace")
+    await type_text(app, "-q a")
+    await wait_for(app, "always: git init -q a")
+    await press(app, "enter")
+    # The second call is covered by the edited grant; the third is not, and asks.
+    rows = await wait_for(app, "git init -q b")
+    assert "a always (git init *)" in rows
+    assert (ws / "a" / ".git").is_dir() and not (ws / "b").exists()
+    assert len(fake_provider.requests) == 3  # the second call ran without a dialog
+    await press(app, "n")
+    await wait_for(app, "done")
+    assert not (ws / "b").exists()

@@ -3,6 +3,11 @@
 For edits it shows the diff (rendered by the ``diff`` renderer); with more than one hunk the
 user can move between hunks and reject single ones: the rest is applied and the model is told
 which hunks were left out (see :mod:`agent.ui.approvals`).
+
+It shows exactly what runs: characters a terminal would hide or reorder are spelled out and
+counted, and while some of its lines have never been on screen it says how many and takes
+no "yes" (page down shows them).  "Always" is its own step: ``a`` shows the patterns it
+would grant, editable, and only enter saves them.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 import urwid
 
 from agent.contract.blocks import Block
+from agent.lib.visible import visible
 from agent.loop.gate import Approval, ApprovalRequest
 from agent.ui import approvals, toolfmt
 from agent.ui.diffing import DiffSet
@@ -43,8 +49,6 @@ def effects_reason(effects: Any) -> str:
 
 
 class ApprovalDialog(Modal):
-    context = "approval"
-
     def __init__(self, request: ApprovalRequest, *, workspace: Path,
                  render: Callable[[Block], urwid.Widget],
                  max_rows: Callable[[], int] = lambda: 16,
@@ -71,8 +75,12 @@ class ApprovalDialog(Modal):
         parts: list[urwid.Widget] = [urwid.Text(self._why()), self.fit]
         if self.diffs and len(self.diffs.hunks) > 1:
             parts.append(self.hunk_line)
+        self.refused = False   # a "yes" was refused because lines were never shown
+        self.grant_edits: list[urwid.Edit] | None = None  # "always": the patterns, editable
         self._footer_text = urwid.Text(self._footer())
-        parts.append(self._footer_text)
+        self._status = _LiveLine(self._status_line)
+        parts += [self._status, self._footer_text]
+        self._parts = parts
         origin = request.origin
         title = (f"a {origin} subagent wants to run {call.name}"
                  if origin not in ("", "model") else self.question)
@@ -104,6 +112,12 @@ class ApprovalDialog(Modal):
                                     "otherwise)"))
         for note in getattr(r.effects, "notes", ()) or ():
             out.append(("dim", f"\n{note}"))
+        out = [(style, visible(text)) for style, text in out]  # paths and reasons too
+        hidden = approvals.hidden_chars(r.call.name, r.call.arguments, r.tool,
+                                        getattr(r.effects, "command", None), self.diffs)
+        if hidden:
+            out.append(("error", f"\nthe text contains {hidden} hidden, control or reordering "
+                                 f"character{'s' if hidden > 1 else ''}: shown as ⟨U+XXXX⟩"))
         return out
 
     def _body(self) -> urwid.Widget:
@@ -117,18 +131,43 @@ class ApprovalDialog(Modal):
         if not lines:
             import json
 
-            lines = json.dumps(call.arguments, indent=2, ensure_ascii=False,
-                               default=str).splitlines()
+            lines = visible(json.dumps(call.arguments, indent=2, ensure_ascii=False,
+                                       default=str)).splitlines()
         return urwid.Text([("tool-detail", "\n".join(lines))])
 
     def _footer(self) -> list[Any]:
-        grant = self.request.grant or "*"
+        if self.grant_edits is not None:
+            return [("key", "enter"), " always allow these patterns  ", ("key", "esc"),
+                    " back  ", ("dim", "(edit them: narrower is safer)")]
+        grant = visible(self.request.grant) or "*"
         always = "a always" + ("" if grant == "*" else f" ({grant})")
         out: list[Any] = [("key", "y"), " yes once  ", ("key", "a"), always[1:], "  ",
                           ("key", "n"), " no (esc)"]
         if self.diverted and not self.armed:
-            out.append(("dim", "\ntyping goes to the prompt: pause to answer"))
+            switch = self.switch_key or "ctrl t"
+            out.append(("dim", f"\ntyping goes to the prompt: {switch} to answer this "
+                               "dialog" if self.prompt_busy else
+                               "\ntyping goes to the prompt: pause to answer"))
         return out
+
+    #: the key that moves the keys from the prompt to the dialog (set by the key router)
+    switch_key = ""
+    #: the prompt holds text, so only the switch key gives the dialog the keys
+    prompt_busy = False
+
+    def _status_line(self, width: int) -> Any:
+        """The row under the body: how many lines were never shown (no "yes" until they
+        are), else how many are scrolled out of view; nothing when all fit."""
+        unseen = self.fit.unseen_at(width)
+        if unseen:
+            style = "error" if self.refused else "approval"
+            return (style, f"{unseen} more line{'s' if unseen > 1 else ''} not shown yet: "
+                           "page down to read before answering yes")
+        top, height, total = self.fit.window(width)
+        if total > height:
+            below = total - top - height
+            return ("dim", f"{top} lines above, {below} below, all shown: page up/down")
+        return ""
 
     def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
         if not self._drawn:  # visible from now on: the quiet interval starts here
@@ -136,13 +175,20 @@ class ApprovalDialog(Modal):
 
             self._drawn = True
             self.opened_at = (self._clock or time.monotonic)()
-        return super().render(size, focus)
+        # While the "always" patterns are edited, the cursor belongs to the edit.
+        return super().render(size, focus or self.grant_edits is not None)
 
-    def typed_ahead(self) -> None:
-        """A key went to the prompt instead (see agent.ui.keys): say why."""
-        if not self.diverted:
-            self.diverted = True
+    def typed_ahead(self, prompt_busy: bool = False) -> None:
+        """A key went to the prompt instead (see agent.ui.keys): say why, and how to answer
+        (the switch key while the prompt holds text, a pause otherwise)."""
+        if not self.diverted or prompt_busy != self.prompt_busy:
+            self.diverted, self.prompt_busy = True, prompt_busy
             self._footer_text.set_text(self._footer())
+
+    def take_keys(self) -> None:
+        """The switch key was pressed: the dialog takes keys from now on."""
+        self.armed = True
+        self._footer_text.set_text(self._footer())
 
     def _update_hunk_line(self) -> None:
         if not self.diffs or len(self.diffs.hunks) < 2:
@@ -174,8 +220,15 @@ class ApprovalDialog(Modal):
 
     # ---- answers ----
 
-    def answer(self, kind: str) -> Any:
-        """The approver's reply for ``yes``/``always``/``no`` given the rejected hunks."""
+    def answer(self, kind: str, grants: tuple[str, ...] | None = None) -> Any:
+        """The approver's reply for ``yes``/``always``/``no`` given the rejected hunks (and,
+        for ``always``, the patterns as the user left them)."""
+        if grants is not None and tuple(grants) != tuple(self.request.grants):
+            inner = self.answer(kind)
+            if isinstance(inner, Approval):
+                inner.grants = grants
+                return inner
+            return Approval(inner, grants=grants) if inner != "no" else inner
         if kind == "no" or not self.rejected or not self.diffs:
             return kind
         if len(self.rejected) >= len(self.diffs.hunks):
@@ -187,11 +240,23 @@ class ApprovalDialog(Modal):
             return "no"
         return Approval(kind, part.arguments, part.note)  # type: ignore[arg-type]
 
+    @property  # type: ignore[override]
+    def context(self) -> str:
+        """``approval``, or ``picker`` while the "always" patterns are being edited."""
+        return "approval" if self.grant_edits is None else "picker"
+
     def action(self, name: str, size: tuple[int]) -> bool:
-        if name == "approve":
+        if self.grant_edits is not None:
+            return self._grant_action(name)
+        if name in ("approve", "approve-always") and self.fit.unseen > 0:
+            self.refused = True  # lines nobody was shown are never approved
+            self._invalidate()
+        elif name == "approve":
             self.resolve(self.answer("yes"))
         elif name == "approve-always":
-            self.resolve(self.answer("always"))
+            self._edit_grants()
+        elif name == "dialog-focus":
+            pass
         elif name == "deny":
             self.resolve("no")
         elif name in ("hunk-next", "hunk-prev"):
@@ -215,3 +280,69 @@ class ApprovalDialog(Modal):
     def _scroll(self, name: str) -> bool:
         self.fit.scroll("up" if name == "hunk-prev" else "down")
         return True
+
+    # ---- "always": the patterns, shown and editable before they are saved ----
+
+    def _edit_grants(self) -> None:
+        grants = self.request.grants
+        if not grants:  # an unresolved command grants nothing: "always" is this call only
+            self.resolve(self.answer("always"))
+            return
+        self.grant_edits = [urwid.Edit(("caption", "always: "), g) for g in grants]
+        self._grant_pile = urwid.Pile(self.grant_edits)
+        self._swap_footer(self._grant_pile)
+
+    def _swap_footer(self, extra: urwid.Widget | None) -> None:
+        pile = self._w.original_widget.original_widget  # AttrMap > LineBox > Pile
+        contents = [w for w in self._parts if w is not None]
+        if extra is not None:
+            contents.insert(len(contents) - 1, extra)
+        pile.contents[:] = [(w, pile.options()) for w in contents]
+        self._footer_text.set_text(self._footer())
+        self._invalidate()
+
+    def _grant_action(self, name: str) -> bool:
+        assert self.grant_edits is not None
+        if name == "pick-accept":
+            patterns = tuple(dict.fromkeys(
+                e.edit_text.strip() for e in self.grant_edits if e.edit_text.strip()))
+            self.resolve(self.answer("always", patterns) if patterns else self.answer("yes"))
+        elif name == "pick-cancel":
+            self.grant_edits = None
+            self._swap_footer(None)
+        elif name in ("pick-up", "pick-down"):
+            pile = self._grant_pile
+            step = -1 if name == "pick-up" else 1
+            pile.focus_position = (pile.focus_position + step) % len(self.grant_edits)
+            self._invalidate()
+        else:
+            return False
+        return True
+
+    def type_key(self, size: tuple[int], key: str) -> bool:
+        if self.grant_edits is None:
+            return False
+        edit = self._grant_pile.focus
+        handled = edit.keypress((max(1, size[0] - 4),), key) is None
+        self._invalidate()
+        return handled
+
+class _LiveLine(urwid.Widget):
+    """A line whose markup is ``source(width)``, asked each time it is measured and drawn:
+    no rows while it is empty."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+    no_cache = ["render", "rows"]  # what it says depends on the rows drawn above it
+
+    def __init__(self, source: Callable[[int], Any]) -> None:
+        super().__init__()
+        self.source = source
+
+    def rows(self, size: tuple[int], focus: bool = False) -> int:
+        return 1 if self.source(size[0]) else 0
+
+    def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
+        markup = self.source(size[0])
+        if not markup:
+            return urwid.SolidCanvas(" ", size[0], 0)
+        return urwid.Text(markup, wrap="clip").render(size)

@@ -17,7 +17,11 @@ from agent.ui.widgets.lists import Item, SelectList
 
 
 class FitBox(urwid.Widget):
-    """A flow widget showing a flow widget up to ``max_rows()`` rows, scrollable."""
+    """A flow widget showing a flow widget up to ``max_rows()`` rows, scrollable.
+
+    It counts the body's rows that have been on screen at the current width
+    (:attr:`unseen`, :meth:`window`), so a dialog can refuse an answer about lines nobody
+    was shown."""
 
     _sizing = frozenset([urwid.Sizing.FLOW])
 
@@ -27,6 +31,9 @@ class FitBox(urwid.Widget):
         self.max_rows = max_rows
         self.listbox = urwid.ListBox(urwid.SimpleFocusListWalker([body]))
         self._last: tuple[int, int] = (0, 0)
+        self.total = 0  # the body's rows at the last drawn width
+        self._seen: set[int] = set()
+        self._seen_width = 0
 
     def rows(self, size: tuple[int], focus: bool = False) -> int:
         return max(1, min(self.body.rows(size, False), self.max_rows()))
@@ -34,7 +41,37 @@ class FitBox(urwid.Widget):
     def render(self, size: tuple[int], focus: bool = False) -> urwid.Canvas:
         height = self.rows(size)
         self._last = (size[0], height)
-        return self.listbox.render(self._last, focus=False)
+        canvas = self.listbox.render(self._last, focus=False)
+        top, _height, total = self.window(size[0])
+        self._seen = self._seen_at(size[0], total)
+        self._seen.update(range(top, min(total, top + height)))
+        self._seen_width, self.total = size[0], total
+        return canvas
+
+    def window(self, width: int) -> tuple[int, int, int]:
+        """(first row shown, rows shown, the body's rows) at ``width``, as it would be
+        drawn now."""
+        height = self.rows((width,))
+        total = self.body.rows((width,), False)
+        _offset, inset = self.listbox.get_focus_offset_inset((width, height))
+        return max(0, inset), height, total
+
+    def _seen_at(self, width: int, total: int) -> set[int]:
+        # Re-wrapped rows are other rows: at another width what was seen counts again.
+        return self._seen if (width, total) == (self._seen_width, self.total) else set()
+
+    def unseen_at(self, width: int) -> int:
+        """Rows of the body that will not have been on screen once it is drawn at
+        ``width`` as it stands."""
+        top, height, total = self.window(width)
+        seen = self._seen_at(width, total) | set(range(top, min(total, top + height)))
+        return total - len(seen)
+
+    @property
+    def unseen(self) -> int:
+        """Rows of the body never drawn on screen at the last drawn width (all of them
+        before the first draw)."""
+        return self.total - len(self._seen) if self._seen_width else max(1, self.total)
 
     @property
     def scrollable(self) -> bool:
