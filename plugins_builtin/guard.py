@@ -38,12 +38,27 @@ class Unsure(Exception):
 
 
 def _read(table, cmd: SimpleCommand, args: tuple[str, ...] | None = None):
+    """The options of ``cmd`` as the program reads them.  Words only known at run time are
+    left out, so a hazard spelled in the known words is still refused (``xargs rm -rf`` gets
+    more words from its input); the rule calls :func:`_settle` when it found none."""
     words = cmd.args if args is None else args
     offset = 1 if args is None else 0
-    parsed = parse_options(table, list(words), list(cmd.dynamic[offset:]) if offset else ())
+    flags = list(cmd.dynamic[offset:]) if offset else []
+    parsed = parse_options(table, list(words), flags)
+    if parsed.problems:
+        known = [w for i, w in enumerate(words) if not (i < len(flags) and flags[i])]
+        literal = parse_options(table, known)
+        if literal.problems:
+            raise Unsure(f"{cmd.name}: {literal.problems[0]}")
+        literal.problems = parsed.problems
+        return literal
+    return parsed
+
+
+def _settle(parsed, cmd: SimpleCommand) -> None:
+    """No hazard in the known words: a word only known at run time may still be one."""
     if parsed.problems:
         raise Unsure(f"{cmd.name}: {parsed.problems[0]}")
-    return parsed
 
 
 _RM = spec("dfiIrRv", "", long=same("force", "interactive", "one-file-system",
@@ -60,6 +75,7 @@ def rm_rule(cmd: SimpleCommand) -> str | None:
     parsed = _read(_RM, cmd)
     if parsed.has("recursive", "force"):
         return "recursive or forced delete"
+    _settle(parsed, cmd)
     return None
 
 
@@ -183,7 +199,10 @@ def chmod_rule(cmd: SimpleCommand) -> str | None:
     verdict = world_writable(mode)
     if verdict is None:
         raise Unsure(f"chmod mode {mode!r} cannot be read")
-    return "makes files world-writable" if verdict else None
+    if verdict:
+        return "makes files world-writable"
+    _settle(parsed, cmd)
+    return None
 
 
 def power_rule(cmd: SimpleCommand) -> str | None:
@@ -222,11 +241,29 @@ def download_to_shell(script: Script) -> str | None:
     return None
 
 
-_SQL = re.compile(r"\b(drop|truncate)\s+(table|database|schema)\b", re.IGNORECASE)
+# SQL reads a comment as a blank: ``DROP/**/TABLE`` and ``DROP -- x<newline>TABLE`` drop too.
+_SQL = re.compile(r"\b(drop|truncate)(?:\s|/\*.*?\*/|--[^\n]*(?:\n|$))+"
+                  r"(table|database|schema)\b", re.IGNORECASE | re.DOTALL)
 
 
 def destroys_data(text: str) -> str | None:
     return "destroys database data" if _SQL.search(text) else None
+
+
+def destroys_data_in(script: Script) -> str | None:
+    """The SQL check on what the programs receive, not on the spelling: every command's
+    words after quote removal (``"DR""OP TABLE"``, ``$'DROP\\tTABLE'``), its here-strings
+    and here-documents."""
+    for cmd in script.commands:
+        words = cmd.words + cmd.argv + tuple(target for _op, target in cmd.redirects)
+        why = destroys_data(" ".join(words))
+        if why:
+            return why
+    for body in script.heredocs:
+        why = destroys_data(body)
+        if why:
+            return why
+    return None
 
 
 # Anchored on the parentheses (not the name) so the search stays linear on long input.
@@ -269,6 +306,9 @@ def judge_command(command: str) -> tuple[str | None, str | None]:
     script = parse(command)
     if not script.complete and any("nested too deeply" in p for p in script.problems):
         return "too deeply nested to check", None
+    why = destroys_data_in(script)
+    if why:
+        return why, None
     unsure: str | None = None
     for cmd in script.commands:
         for rule in RULES:

@@ -1,4 +1,9 @@
-"""Refuses writes to generated files: .git, lockfiles, node_modules, build output, caches."""
+"""Refuses writes to files a tool owns: .git, lockfiles, node_modules, vendor, caches.
+
+The set is exactly the one docs/permissions.md lists.  Directory names people make by hand
+for their own output (``build/``, ``dist/``, ``out/``, ``coverage/``) are not in it: ``mkdir
+-p out/a`` and ``mkdir -p build && touch build/x`` are everyday commands, not edits of
+another tool's files."""
 
 from __future__ import annotations
 
@@ -19,8 +24,8 @@ DIRECTORIES: dict[str, str] = {
     ".git": "git's own data; change it with git commands",
     "node_modules": "installed dependencies; use the package manager",
     "vendor": "vendored dependencies; use the package manager",
-    **{name: "build output; rebuild it instead"
-       for name in ("dist", "build", "out", ".next", ".nuxt", ".svelte-kit", "coverage")},
+    **{name: "a framework's build output; rebuild it instead"
+       for name in (".next", ".nuxt", ".svelte-kit")},
     **{name: "a tool's cache or virtual environment"
        for name in (".venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".turbo",
                     ".parcel-cache")},

@@ -342,7 +342,7 @@ def read_only_command(effects: Effects, workspace: Path | str | None) -> Verdict
                 why = f"it reads {path}, which may hold secrets"
                 break
     if not why and workspace is not None and any(p.git for p in analysis.parts):
-        why = repo_config_runs_programs(workspace) or ""
+        why = repo_config_runs_programs(workspace, analysis.directories) or ""
     if why:
         return Verdict.ask(f"the command may change things ({why})", "default")
     return Verdict.allow("a read-only command", "default")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agent.shell.parse import Script, SimpleCommand, parse
-from agent.shell.readonly import classify, paths
+from agent.shell.readonly import classify, directories, paths
 
 #: Words that are never a grant by themselves (a grant for ``for *`` would allow anything).
 KEYWORDS = frozenset({"!", "{", "}", "(", ")", "if", "then", "else", "elif", "fi", "do",
@@ -38,6 +38,7 @@ class Part:
     deletes: tuple[str, ...]
     reads: tuple[str, ...]
     git: bool = False
+    directories: tuple[str, ...] = ()  # where cd/pushd/env -C take later commands
 
     @property
     def read_only(self) -> bool:
@@ -89,6 +90,12 @@ class Analysis:
     def reads(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(r for p in self.parts for r in p.reads))
 
+    @property
+    def directories(self) -> tuple[str, ...]:
+        """Every directory the command changes to ("" for one only known at run time): a
+        git command after ``cd sub`` reads the repository and config found there."""
+        return tuple(dict.fromkeys(d for p in self.parts for d in p.directories))
+
     def grants(self) -> tuple[str, ...]:
         """What answering "always" grants: for each part, an exact prefix of its normalised
         form (program plus subcommand for tools that have them) followed by `` *``; never a
@@ -138,7 +145,8 @@ def _part(cmd: SimpleCommand) -> Part:
                                          if not op.endswith("<<"))
     return Part(text=text.strip(), normal=_normal(cmd), runs=_runs(cmd), name=cmd.name,
                 unresolved=cmd.unresolved, not_read_only=why or "", writes=tuple(writes),
-                deletes=tuple(deletes), reads=tuple(reads), git=cmd.name == "git")
+                deletes=tuple(deletes), reads=tuple(reads), git=cmd.name == "git",
+                directories=tuple(directories(cmd)))
 
 
 def from_script(command: str, script: Script) -> Analysis:

@@ -36,7 +36,12 @@ PROGRAM_KEYS = ("core.pager", "core.editor", "core.sshcommand", "core.fsmonitor"
                 "pager.*", "alias.*", "interactive.difffilter", "difftool.*.cmd",
                 "mergetool.*.cmd", "web.browser", "browser.*.cmd", "man.*.cmd",
                 "instaweb.httpd", "sendemail.*", "include.path", "includeif.*.path",
-                "protocol.ext.allow", "protocol.allow", "core.worktree")
+                "protocol.ext.allow", "protocol.allow", "core.worktree",
+                "core.alternaterefscommand", "browser.*.path", "man.*.path",
+                "guitool.*.cmd", "trailer.*.command", "trailer.*.cmd", "submodule.*.update",
+                "remote.*.vcs", "uploadarchive.*", "receive.procreceiverefs",
+                "core.fsmonitorhookversion", "difftool.*.path", "mergetool.*.path",
+                "core.sshcommand", "ssh.variant")
 #: Environment variables whose value is a command git runs.
 PROGRAM_ENV = frozenset({"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH",
                          "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_EXTERNAL_DIFF",

@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 NONE, REQUIRED, OPTIONAL = 0, 1, 2
+#: The word standing for the arguments ``xargs`` appends from its input (``ls | xargs rm`` runs
+#: ``rm {xargs-input}``): only known when it runs, and it may be any option.
+XARGS_INPUT = "{xargs-input}"
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def parse_options(spec: Spec, argv: list[str] | tuple[str, ...],
                 out.rest = i + 1
             i = n
             break
-        if is_dynamic and (word.startswith("$") or word.startswith("`")):
+        if is_dynamic and (word.startswith(("$", "`")) or word == XARGS_INPUT):
             if spec.stop_at_operand:
                 out.problems.append(f"an option only known when it runs ({word})")
                 out.rest = i

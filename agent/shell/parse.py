@@ -643,7 +643,7 @@ class _Walker:
         elif name == "chmod" and any(a.startswith("--ref") for a in simple.args):
             unresolved = "chmod --reference copies a mode only known when it runs"
         elif name in INTERPRETERS:
-            code = code_argument(name, simple.argv)
+            code = code_argument(name, simple.argv, simple.dynamic)
             if code is not None:
                 unresolved = f"{name} is given code to run ({code[:60]!r})"
             elif interpreter_reads_stdin(simple.argv) and (

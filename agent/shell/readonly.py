@@ -19,8 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.shell.git import BUILTINS, read_git
+from agent.shell.gitconfig import repo_config_runs_programs
 from agent.shell.options import parse_options, same, spec
 from agent.shell.parse import SimpleCommand
+
+__all__ = ["READ_ONLY", "classify", "directories", "path_inside", "paths",
+           "repo_config_runs_programs", "writes_by_redirect"]
 
 #: Directories a program may be named in and still count as the system's own.
 SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
@@ -31,7 +35,9 @@ NEUTRAL_WRAPPERS = frozenset({"command", "builtin", "time", "nice", "timeout", "
 _RISKY_ASSIGNMENT = re.compile(r"^(PATH|LD_[A-Z_]*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|IFS|"
                                r"PS4|PROMPT_COMMAND|GIT_[A-Z_]*|PAGER|EDITOR|VISUAL|"
                                r"LESS[A-Z]*|MANPAGER|PYTHON[A-Z_]*|NODE_OPTIONS|PERL5?OPT|"
-                               r"PERL5LIB|RUBYOPT|HOME|TMPDIR|DYLD_[A-Z_]*)\+?=")
+                               r"PERL5LIB|RUBYOPT|HOME|TMPDIR|DYLD_[A-Z_]*|XDG_[A-Z_]*|"
+                               r"RIPGREP_CONFIG_PATH|AWKPATH|AWKLIBPATH|PIP_[A-Z_]*|"
+                               r"CDPATH|GLIBC_TUNABLES|TAR_OPTIONS|GREP_OPTIONS)\+?=")
 _HARMLESS_TARGETS = re.compile(r"^(/dev/(null|stdout|stderr|tty|fd/[0-9]+)|&?-?[0-9]*-?)$")
 
 Check = Callable[[SimpleCommand], str | None]
@@ -56,7 +62,7 @@ def writes_by_redirect(cmd: SimpleCommand) -> list[str]:
 
 def _no_operands_or(limit: int) -> Check:
     def check(cmd: SimpleCommand) -> str | None:
-        operands = [a for a in cmd.args if not a.startswith("-")]
+        operands = [a for a in cmd.args if not a.startswith("-") or a == "-"]
         return None if len(operands) <= limit else f"{cmd.name} with an operand changes things"
     return check
 
@@ -91,6 +97,8 @@ def _find(cmd: SimpleCommand) -> str | None:
 
 def _date(cmd: SimpleCommand) -> str | None:
     for word in cmd.args:
+        if word.startswith(("-f", "--f")):
+            return "date -f reads dates from a file and shows its lines"
         if word.startswith(("-s", "--set")) or (not word.startswith(("-", "+"))):
             if word.startswith(("-d", "--date", "-r", "--reference", "-u", "-R", "-I")):
                 continue
@@ -199,9 +207,66 @@ GIT_READ_ONLY: dict[str, Callable[[tuple[str, ...]], str | None]] = {
 }
 
 
-_SORT = _refuse_options("o", "output", "compress-program")
-_TREE = _refuse_options("o", "output")
-_RG = _refuse_options("pre", "pre-glob", "z", "search-zip", "hostname-bin")
+_SORT_SPEC = spec("bcCdfghiMmnrRsuVz", "koStT",
+                  long=same("ignore-leading-blanks", "dictionary-order", "ignore-case",
+                            "general-numeric-sort", "ignore-nonprinting", "month-sort",
+                            "human-numeric-sort", "numeric-sort", "random-sort", "reverse",
+                            "version-sort", "merge", "stable", "unique", "zero-terminated",
+                            "debug", "help", "version"),
+                  long_args={"key": "-k", "output": "-o", "buffer-size": "-S",
+                             "field-separator": "-t", "temporary-directory": "-T",
+                             "parallel": "parallel", "batch-size": "batch-size",
+                             "random-source": "random-source", "files0-from": "files0-from",
+                             "compress-program": "compress-program", "sort": "sort"},
+                  long_optional={"check": "check"})
+
+
+def _sort(cmd: SimpleCommand) -> str | None:
+    """sort writes with ``-o``, runs ``--compress-program``, writes temporary files where
+    ``-T`` says and reads the files ``--files0-from`` names."""
+    parsed = parse_options(_SORT_SPEC, list(cmd.args))
+    if parsed.problems:
+        return f"sort: {parsed.problems[0]}"
+    for option in ("-o", "-T", "compress-program", "files0-from"):
+        if parsed.has(option):
+            return f"sort {option} writes files, runs a program or reads unlisted files"
+    return None
+
+
+_UNIQ_SPEC = spec("cdDiuzf s w".replace(" ", ""), "",
+                  long=same("count", "repeated", "ignore-case", "unique", "zero-terminated",
+                            "help", "version"),
+                  long_args={"skip-fields": "-f", "skip-chars": "-s", "check-chars": "-w"},
+                  long_optional={"all-repeated": "all-repeated", "group": "group"})
+_UNIQ_SPEC.short.update({k: (f"-{k}", 1) for k in "fsw"})
+
+
+def _uniq(cmd: SimpleCommand) -> str | None:
+    """``uniq [INPUT [OUTPUT]]``: a second operand is a file it writes."""
+    parsed = parse_options(_UNIQ_SPEC, list(cmd.args))
+    if parsed.problems:
+        return f"uniq: {parsed.problems[0]}"
+    return "uniq writes its second operand" if len(parsed.operands) > 1 else None
+
+
+_TREE = _refuse_options("o", "R", "output")
+_RG_REFUSED = _refuse_options("pre", "pre-glob", "z", "search-zip", "hostname-bin")
+
+
+def _rg(cmd: SimpleCommand) -> str | None:
+    """rg runs ``--pre`` programs and decompressors, and reads more options from the file
+    ``RIPGREP_CONFIG_PATH`` names (unless ``--no-config``)."""
+    if os.environ.get("RIPGREP_CONFIG_PATH") and "--no-config" not in cmd.args:
+        return "rg reads options from RIPGREP_CONFIG_PATH"
+    return _RG_REFUSED(cmd)
+
+
+_CHECKSUMS = _refuse_options("c", "check")
+_FILES0 = _refuse_options("files0-from")
+
+
+def _hostname(cmd: SimpleCommand) -> str | None:
+    return _refuse_options("F", "file", "b", "boot")(cmd) or _no_operands_or(0)(cmd)
 _FILE = _refuse_options("C", "compile")
 
 READ_ONLY: dict[str, Check | None] = {
@@ -216,20 +281,24 @@ READ_ONLY: dict[str, Check | None] = {
         "getconf", "nproc", "arch", "tty", "groups", "ps", "pgrep", "jq", "grep", "egrep",
         "fgrep", "which", "whereis", "type", "cd", "pushd", "popd", "dirs", "lsof", "free",
         "lscpu", "lsblk", "env", "wait", "look", "numfmt", "tsort", "base64", "base32",
-        "basenc", "iconv", "xxd", "file", "tail", "zcat", "zgrep", "bzcat", "xzcat", "lz4cat",
+        "basenc", "iconv", "xxd", "file", "tail", "zcat", "bzcat", "xzcat", "lz4cat",
         "zstdcat", "md5", "shasum", "pathchk", "factor", "expr", "hash", "help", "times",
         "ulimit", "umask", "shopt", "set", "export", "local", "declare", "readonly", "read",
         "alias", "jobs", ":", "awk", "gawk", "mawk", "nawk")},
     "find": _find,
-    "sort": _SORT,
+    "sort": _sort,
     "tree": _TREE,
-    "rg": _RG,
+    "rg": _rg,
     "file": _FILE,
     "date": _date,
     "sed": _sed,
     "git": _git,
-    "hostname": _no_operands_or(0),
-    "uniq": _no_operands_or(1),
+    "hostname": _hostname,
+    "uniq": _uniq,
+    "wc": _FILES0,
+    "du": _FILES0,
+    **{n: _CHECKSUMS for n in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+                               "sha512sum", "b2sum", "shasum", "cksum")},
     "xxd": _no_operands_or(1),
     "iconv": _refuse_options("o", "output"),
     "hash": _refuse_options("p", "d", "r"),
@@ -251,6 +320,31 @@ VERSION_ONLY = frozenset({"python", "python3", "node", "npm", "npx", "pip", "pip
                           "mypy", "deno", "bun", "yarn", "pnpm", "docker", "kubectl", "rg",
                           "tsc", "black", "bash", "sh", "zsh"})
 _PIP_READS = frozenset({"list", "show", "freeze", "check", "--version", "-V"})
+#: Options of pip's reading subcommands that do nothing but choose what is shown; any other
+#: (``--log F`` writes F, ``--python X`` runs X, ``--cache-dir``...) makes pip ask.
+_PIP_SAFE_FLAGS = frozenset({"-l", "--local", "--user", "--not-required", "--exclude-editable",
+                             "--include-editable", "-e", "--editable", "-v", "--verbose",
+                             "-q", "--quiet", "--no-color", "--disable-pip-version-check",
+                             "--isolated", "--no-input", "-f", "--files", "--all",
+                             "--no-python-version-warning", "--pre", "-vv", "-vvv", "-qq"})
+_PIP_SAFE_VALUES = frozenset({"--format", "--path", "--exclude"})
+
+
+def _pip_reads(args: tuple[str, ...]) -> bool:
+    """``pip list|show|freeze|check`` with only options that choose what is shown."""
+    if not args or args[0] not in _PIP_READS:
+        return False
+    i = 1
+    while i < len(args):
+        word = args[i]
+        name = word.split("=", 1)[0]
+        if name in _PIP_SAFE_VALUES:
+            i += 1 if "=" in word else 2
+            continue
+        if word.startswith("-") and word not in _PIP_SAFE_FLAGS:
+            return False
+        i += 1
+    return True
 
 
 def classify(cmd: SimpleCommand) -> str | None:
@@ -270,6 +364,9 @@ def classify(cmd: SimpleCommand) -> str | None:
         return "an assignment changes how it runs"
     if any(w not in NEUTRAL_WRAPPERS for w in cmd.wrappers):
         return f"{cmd.wrappers[0]} changes who or how it runs"
+    if "xargs" in cmd.wrappers and any(w.startswith(("-a", "--a")) for w in
+                                       cmd.words[:len(cmd.words) - len(cmd.argv)]):
+        return "xargs -a reads its arguments from a file"
     if cmd.wrapper_writes or writes_by_redirect(cmd):
         return "it writes a file"
     program = cmd.argv[0]
@@ -279,10 +376,10 @@ def classify(cmd: SimpleCommand) -> str | None:
     if name in VERSION_ONLY and cmd.args in (("--version",), ("-V",), ("--help",),
                                               ("version",)):
         return None
-    if name in ("pip", "pip3") and cmd.args[:1] and cmd.args[0] in _PIP_READS:
+    if name in ("pip", "pip3") and _pip_reads(cmd.args):
         return None
     if name in ("python", "python3") and cmd.args[:2] in (("-m", "pip"),) and \
-            cmd.args[2:3] and cmd.args[2] in _PIP_READS:
+            _pip_reads(cmd.args[2:]):
         return None
     if name == "command" and cmd.args[:1] and cmd.args[0].startswith("-"):
         return None  # `command -v x`: a lookup (peel leaves it in place)
@@ -305,7 +402,17 @@ _READS_OPERANDS = frozenset({"cat", "head", "tail", "tac", "nl", "wc", "less", "
                              "sha256sum", "sha512sum", "cksum", "cut", "sort", "uniq",
                              "diff", "cmp", "comm", "paste", "join", "fold", "fmt", "rev",
                              "zcat", "bzcat", "xzcat", "file", "stat", "grep", "egrep",
-                             "fgrep", "rg", "jq", "awk", "sed", "cp", "tee", "iconv"})
+                             "fgrep", "rg", "jq", "awk", "sed", "cp", "tee", "iconv",
+                             "look", "column", "expand", "unexpand", "tsort", "b2sum",
+                             "sha224sum", "sha384sum", "sum", "shasum", "md5", "base32",
+                             "basenc", "lz4cat", "zstdcat", "gawk", "mawk", "nawk", "cd",
+                             "pushd", "date", "xargs"})
+#: Programs that take a pattern or program before their files: every word they are given
+#: (patterns, option values, files) is counted as a path they may read, so a file named by
+#: ``grep -f F`` or ``--file=F`` is judged too (a pattern that looks like a path outside
+#: the workspace then asks, which errs on the safe side).
+_READS_EVERY_WORD = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "mawk",
+                               "nawk", "jq", "look", "date", "file", "diff", "cmp"})
 
 
 def _option_values(args: tuple[str, ...], names: tuple[str, ...]) -> list[str]:
@@ -355,12 +462,64 @@ def paths(cmd: SimpleCommand) -> tuple[list[str], list[str], list[str]]:
                                (a.startswith("-") and not a.startswith("--") and "i" in a)
                                for a in args):
         writes += operands[1:]
+    elif name in ("cd", "pushd"):
+        reads += operands[:1] or ["~"]  # a later relative path is read from there
+    elif name == "uniq":
+        parsed = parse_options(_UNIQ_SPEC, list(args))
+        reads += parsed.operands[:1]
+        writes += [w for w in parsed.operands[1:2] if w != "-"]
+    elif name in _READS_EVERY_WORD:
+        reads += _every_value(args)
     elif name in _READS_OPERANDS:
-        reads += operands[1:] if name in ("grep", "egrep", "fgrep", "rg", "sed", "awk",
-                                          "jq") else operands
+        reads += operands
+    elif name == "git":
+        reads += _git_reads(cmd)
     if name in _OUTPUT_OPTION:
         writes += _option_values(args, _OUTPUT_OPTION[name])
     return writes, deletes, reads
+
+
+def _every_value(args: tuple[str, ...]) -> list[str]:
+    """Every word that is not an option flag, and the value of ``--opt=value`` and of a
+    short option with a path attached (``-f/etc/x``)."""
+    out = []
+    for word in args:
+        if not word.startswith("-") or word == "-":
+            out.append(word)
+        elif word.startswith("--") and "=" in word:
+            out.append(word.split("=", 1)[1])
+        elif not word.startswith("--") and "/" in word[2:]:
+            out.append(word[2:])
+    return [w for w in out if w and w != "-"]
+
+
+def _git_reads(cmd: SimpleCommand) -> list[str]:
+    """``git diff --no-index A B`` compares two files anywhere: both are read."""
+    call = read_git(cmd.argv, cmd.assignments)
+    if call.sub == "diff" and "--no-index" in call.args:
+        return [a for a in call.args if not a.startswith("-")]
+    return []
+
+
+def directories(cmd: SimpleCommand) -> list[str]:
+    """Where ``cd``, ``pushd``, ``popd`` or ``env -C`` take the commands after them (""
+    for a directory only known at run time)."""
+    if cmd.name in ("cd", "pushd", "popd"):
+        if cmd.any_dynamic:
+            return [""]
+        operands = [a for a in cmd.args if not a.startswith("-")]
+        return operands[:1] or (["~"] if cmd.name == "cd" else [""])
+    if "env" not in cmd.wrappers:
+        return []
+    out = []
+    for i, word in enumerate(cmd.words[:len(cmd.words) - len(cmd.argv)]):
+        if word in ("-C", "--chdir"):
+            out.append(cmd.words[i + 1] if i + 1 < len(cmd.words) else "")
+        elif word.startswith("--chdir="):
+            out.append(word.split("=", 1)[1])
+        elif word.startswith("-C"):
+            out.append(word[2:])
+    return out
 
 
 def path_inside(path: str, workspace: Path | str) -> bool:
@@ -371,34 +530,3 @@ def path_inside(path: str, workspace: Path | str) -> bool:
     except (OSError, ValueError):
         return False
     return real == root or real.startswith(root.rstrip("/") + "/")
-
-
-_GIT_CONFIG_PROGRAMS = re.compile(
-    r"^\s*(pager|editor|sshcommand|fsmonitor|askpass|gitproxy|hookspath|external|command|"
-    r"textconv|driver|clean|smudge|process|program|helper|packobjectshook|uploadpack|"
-    r"receivepack|path|difffilter|cmd|worktree)\s*=|^\s*\[(alias|include|includeif|filter|"
-    r"pager)\b", re.IGNORECASE | re.MULTILINE)
-
-
-def repo_config_runs_programs(workspace: Path | str) -> str | None:
-    """Why the workspace repository's own config could make a read-only git command run a
-    program (``core.fsmonitor``, ``diff.external``, textconv and filter drivers, pagers,
-    aliases, includes), or None.  Unreadable config counts as unsafe."""
-    git = Path(workspace) / ".git"
-    try:
-        if git.is_file():
-            pointer = git.read_text(errors="replace").strip()
-            if not pointer.startswith("gitdir:"):
-                return "the repository's .git file is not a gitdir pointer"
-            git = (Path(workspace) / pointer[7:].strip()).resolve()
-        configs = [git / "config"]
-        common = git / "commondir"
-        if common.is_file():
-            configs.append((git / common.read_text().strip()).resolve() / "config")
-        for config in configs:
-            if config.exists() and _GIT_CONFIG_PROGRAMS.search(config.read_text(
-                    errors="replace")):
-                return f"{config} sets a program git may run"
-    except OSError as exc:
-        return f"the repository config cannot be read ({exc.strerror})"
-    return None

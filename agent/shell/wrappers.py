@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from agent.shell.options import Parsed, Spec, parse_options, same, spec
+from agent.shell.options import XARGS_INPUT, Parsed, Spec, parse_options, same, spec
 
 #: Programs that run a script given as an argument (``-c SCRIPT``) or on standard input.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash",
@@ -217,6 +217,10 @@ def peel(values: list[str] | tuple[str, ...], dynamic: list[bool] | tuple[bool, 
                 return Peeled(tuple(rest), tuple(rest_flags), tuple(assignments),
                               tuple(wrappers), "xargs puts its input into the program or "
                               "the script it runs")
+            if token:  # each word holding the token gets a piece of the input
+                rest_flags = [f or token in w for w, f in zip(rest, rest_flags, strict=True)]
+            else:  # the input becomes extra arguments, which may be any option
+                rest, rest_flags = rest + [XARGS_INPUT], rest_flags + [True]
         if name in RUN_AS_SCRIPT:
             return _run_as_script(name, parsed, rest, rest_flags, assignments, wrappers,
                                   writes)
@@ -318,20 +322,18 @@ _CODE_OPTIONS = {
 }
 
 
-def code_argument(name: str, argv: tuple[str, ...]) -> str | None:
+def code_argument(name: str, argv: tuple[str, ...],
+                  dynamic: tuple[bool, ...] = ()) -> str | None:
     """The code an interpreter is given on its command line (``python -c CODE``), or None.
-    ``awk`` always takes its program as an argument."""
+    ``awk`` always takes its program as an argument: it is code unless it provably only
+    reads and prints (:func:`awk_program`)."""
     family = re.sub(r"[\d.]+$", "", name)
     args = argv[1:]
     if family in ("awk", "gawk", "mawk", "nawk"):
-        for i, word in enumerate(args):
-            if word in ("-f", "--file"):
-                return f"{name} -f {args[i + 1] if i + 1 < len(args) else ''}"
-            if word in ("-v", "-F") and i + 1 < len(args):
-                continue
-            if not word.startswith("-"):
-                return word if not _quiet_awk(word) else None
-        return None
+        program, why = awk_program(argv, dynamic)
+        if why:
+            return why
+        return program if program is not None and not _quiet_awk(program) else None
     if family in ("sqlite3", "psql", "mysql"):
         return None  # SQL clients: judged by the guard's SQL rule, not as code
     options = _CODE_OPTIONS.get(family, ())
@@ -349,7 +351,68 @@ def code_argument(name: str, argv: tuple[str, ...]) -> str | None:
     return None
 
 
-_AWK_SAFE = re.compile(r"^[^|>]*$")
+_AWK_SAFE = re.compile(r"^[^|>@]*$")
+#: awk options that only change how it reads (gawk, mawk, busybox, one-true-awk); the ones
+#: that write files (``--profile``, ``-o``, ``-d``), load code (``-f``, ``-i``, ``-l``,
+#: ``-E``) or are implementation-specific (``-W``) are left out, so they are refused.
+_AWK_FLAGS = frozenset("bcCnNMOPrsStVhL")
+_AWK_LONG_FLAGS = frozenset({"posix", "traditional", "compat", "re-interval", "sandbox",
+                             "characters-as-bytes", "use-lc-numeric", "non-decimal-data",
+                             "lint", "lint-old", "optimize", "no-optimize", "bignum",
+                             "copyright", "version", "help", "usage", "csv"})
+
+
+def awk_program(argv: tuple[str, ...], dynamic: tuple[bool, ...] = ()
+                ) -> tuple[str | None, str]:
+    """awk's options read as awk reads them: ``(program, why)``, ``why`` saying what makes
+    the command more than a reader (a program file, ``-W``, an option that writes, a
+    program only known when it runs), else ``""``."""
+    name = os.path.basename(argv[0]) if argv else "awk"
+    flags = list(dynamic) + [False] * len(argv)
+    sources: list[str] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if flags[i] and word.startswith(("$", "`")):
+            return None, f"{name} is given a program or option only known when it runs"
+        if word == "--":
+            i += 1
+            break
+        if word.startswith("--") and len(word) > 2:
+            option, eq, value = word[2:].partition("=")
+            full = [o for o in ("assign", "field-separator", "source", "file", "include",
+                                "load", "exec") if o.startswith(option)]
+            if option in _AWK_LONG_FLAGS and not eq:
+                i += 1
+                continue
+            if len(full) == 1 and full[0] in ("assign", "field-separator", "source"):
+                text = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+                if full[0] == "source":
+                    sources.append(text)
+                i += 1 if eq else 2
+                continue
+            return None, f"{name} {word} reads a program file or writes files"
+        if word.startswith("-") and len(word) > 1:
+            letter, rest = word[1], word[2:]
+            if letter in "vFe":
+                text = rest or (argv[i + 1] if i + 1 < len(argv) else "")
+                if letter == "e":
+                    sources.append(text)
+                i += 1 if rest else 2
+                continue
+            if all(c in _AWK_FLAGS for c in word[1:]):
+                i += 1
+                continue
+            return None, f"{name} {word} reads a program file, writes files or is " \
+                "not an option every awk reads the same way"
+        break
+    if sources:
+        return "\n".join(sources), ""
+    if i >= len(argv):
+        return None, ""
+    if flags[i]:
+        return None, f"{name} is given a program only known when it runs"
+    return argv[i], ""
 
 
 def _quiet_awk(program: str) -> bool:

@@ -92,16 +92,18 @@ PROTECTED = [
     "bun.lock", "bun.lockb", "package-lock.json", "web/pnpm-lock.yaml", "yarn.lock",
     "Cargo.lock", "poetry.lock", "uv.lock", "composer.lock", "go.sum", "Gemfile.lock",
     "node_modules/x/index.js", "web/node_modules/a.js", "vendor/lib.php",
-    "target/debug/app", "target/release/app.d", "dist/bundle.js", "build/out.o",
-    "out/index.html", ".next/cache/x", ".nuxt/a", ".svelte-kit/b", "coverage/lcov.info",
+    "target/debug/app", "target/release/app.d", ".next/cache/x", ".nuxt/a", ".svelte-kit/b",
     ".venv/lib/site.py", ".tox/py311/x", ".mypy_cache/a", ".pytest_cache/v", ".ruff_cache/x",
-    ".turbo/log", ".parcel-cache/x", "web\\dist\\main.js",
+    ".turbo/log", ".parcel-cache/x", "web\\node_modules\\main.js",
     ".git", "sub/.git", "vendor/lib/.GIT", "a/b/.git/config", "a/.git/modules/x/config",
 ]
 NOT_PROTECTED = [
     "src/gitignore-parser.ts", ".gitignore", ".github/workflows/ci.yml", "docs/dist-layout.md",
     "distributed/queue.ts", "src/build.py", "builder/x.py", "output/a.txt", "target/notes.md",
     "src/target.rs", "lock.json", "package.json", "vendored.md", "node_modules.md",
+    # directories people make for their own output: not another tool's files
+    "out/a", "build/x", "dist/bundle.js", "build/out.o", "out/index.html", "coverage/lcov.info",
+    "web/dist/main.js",
 ]
 
 
@@ -118,7 +120,8 @@ def test_lookalikes_pass(path):
 def test_absolute_paths_are_judged_inside_the_workspace(tmp_path):
     workspace = tmp_path / "build" / "project"
     assert why_protected(segments(str(workspace / "src" / "a.py"), workspace)) is None
-    assert why_protected(segments(str(workspace / "dist" / "a.js"), workspace)) is not None
+    assert why_protected(segments(str(workspace / "node_modules" / "a.js"), workspace)) \
+        is not None
 
 
 # ---- through the gate, with a tool neither plugin names ------------------------------------
@@ -211,3 +214,47 @@ def test_the_quick_prefilter_never_hides_a_secret_name():
                 assert secrets._MAYBE_SECRET.search(part), path
                 checked += 1
     assert checked >= len(names)
+
+
+# ---- everyday neighbours of the protected set, through the gate and the real bash tool -------
+
+EVERYDAY_WRITES = [
+    ("mkdir -p out/a", "out/a"),
+    ("mkdir -p build && touch build/x", "build/x"),
+    ("mkdir -p dist && echo x > dist/app.js", "dist/app.js"),
+    ("mkdir -p coverage && touch coverage/lcov.info", "coverage/lcov.info"),
+    ("mkdir -p src/build && touch src/build/gen.py", "src/build/gen.py"),
+]
+STILL_PROTECTED = [
+    ("mkdir -p node_modules/x", "node_modules/x"),
+    ("touch package-lock.json", "package-lock.json"),
+    ("mkdir -p .venv/lib && touch .venv/lib/x", ".venv/lib/x"),
+    ("echo x > .git/description", ".git/description"),
+]
+
+
+@pytest.mark.parametrize(("command", "made"), EVERYDAY_WRITES)
+async def test_everyday_output_directories_are_not_protected(command, made, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config, hooks = make_boot(ws, tmp_path / "home", file_data={"sandbox": "off"},
+                              flags={"yolo": True})
+    bash = hooks.tools(config)["bash"]
+    decision = await gate_decision(config, hooks, bash, {"command": command}, yolo=True)
+    assert decision.allowed, decision
+    await run_tool(bash, {"command": command}, config)
+    assert (ws / made).exists()
+
+
+@pytest.mark.parametrize(("command", "made"), STILL_PROTECTED)
+async def test_files_a_tool_owns_stay_protected_from_commands(command, made, tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    config, hooks = make_boot(ws, tmp_path / "home", file_data={"sandbox": "off"},
+                              flags={"yolo": True})
+    bash = hooks.tools(config)["bash"]
+    decision = await gate_decision(config, hooks, bash, {"command": command}, yolo=True)
+    if decision.allowed:
+        await run_tool(bash, {"command": command}, config)
+    assert not decision.allowed and decision.source == "protect", decision
+    assert not (ws / made).exists()

@@ -43,8 +43,9 @@ SPLITS = [
     ("time rm x", [["rm", "x"]]),
     ("FOO=1 BAR=two rm x", [["rm", "x"]]),
     ("sudo env A=1 timeout 3 nice nohup rm -rf x", [["rm", "-rf", "x"]]),
-    ("find . | xargs rm -rf", [["find", "."], ["rm", "-rf"]]),
-    ("find . | xargs", [["find", "."], ["echo"]]),
+    # xargs appends what it reads: a word only known at run time, which may be any option
+    ("find . | xargs rm -rf", [["find", "."], ["rm", "-rf", "{xargs-input}"]]),
+    ("find . | xargs", [["find", "."], ["echo", "{xargs-input}"]]),
     ("coproc rm x", [["rm", "x"]]),
     ("sudo --us=root rm x", [["rm", "x"]]),
     ("timeout -k5 9 rm x", [["rm", "x"]]),
