@@ -37,6 +37,8 @@ from typing import Any
 from urllib.parse import quote
 
 from agent.contain.private import open_private, private_dir, tighten
+from agent.state import lease
+from agent.state.lease import Owner
 from agent.state.schema import SchemaError, StoreSchema, statements
 from agent.state.schema import apply as apply_schemas
 
@@ -109,6 +111,25 @@ MIGRATIONS: list[str] = [
     # schema (agent.state.schema), whose first migration adopts the table where v3 made it.
     # Kept as an empty step so databases at v3 stay current.
     "",
+    # v4: one writer per session (agent.state.lease): who holds each session, and the runs
+    # that forked off a held session, so its holder is told.
+    """
+    CREATE TABLE session_leases (
+        session_id  TEXT PRIMARY KEY,
+        host        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        started     TEXT NOT NULL,
+        token       TEXT NOT NULL,
+        taken_at    REAL NOT NULL
+    );
+    CREATE TABLE session_forks (
+        origin      TEXT NOT NULL,
+        fork        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        created_at  REAL NOT NULL,
+        PRIMARY KEY (origin, fork)
+    );
+    """,
 ]
 
 
@@ -119,6 +140,29 @@ class StoreError(Exception):
 class StoreConflict(StoreError):
     """Another process wrote to the session since this one last did (two ``agent -c`` on
     one session): writing on would interleave two conversations."""
+
+
+class LeaseHeld(StoreConflict):
+    """Another live writer holds the session's lease (:mod:`agent.state.lease`); nothing was
+    written.  ``holder`` is who."""
+
+    def __init__(self, session_id: str, holder: Owner) -> None:
+        super().__init__(f"session {session_id} is being written by another agent process "
+                         f"({holder.describe()})")
+        self.holder = holder
+
+
+@dataclass
+class Continuation:
+    """What :meth:`Store.continue_session` read: the saved ``messages`` (readable rows, in
+    order), the ``seqs`` of rows skipped as damaged, ``rows`` (how many the session holds,
+    damaged ones included) and ``holder``, the live writer that keeps the session (None
+    when this process holds its lease now)."""
+
+    messages: list[dict[str, Any]]
+    damaged: list[int]
+    rows: int
+    holder: Owner | None = None
 
 
 @dataclass
@@ -186,7 +230,15 @@ def connect(path: Path | str, migrations: list[str] | None = None,
         private_dir(path.parent)
         if not os.path.lexists(path):
             _create_whole(path, migrations, schemas)
-        open_private(path)
+        if os.path.lexists(path):
+            # Never open and close the file itself once it exists: closing any descriptor
+            # of it drops every POSIX lock this process holds on it, those of a connection
+            # already open included (the memory plugin opens its own).  A process whose
+            # locks were dropped looks gone to the others: the last one to close then
+            # checkpoints and removes the WAL under it, and what it writes next is lost.
+            tighten(path)
+        else:
+            open_private(path)
         for suffix in ("-wal", "-shm"):
             tighten(f"{path}{suffix}")
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -449,18 +501,66 @@ class Store:
         with self.transaction() as conn:
             _insert_session(conn, record)
 
+    def continue_session(self, session_id: str, owner: Owner | None, fork: str | None = None
+                         ) -> Continuation:
+        """Read a saved session to continue it, and take its lease for ``owner``, in one
+        transaction.  When another live process holds the lease, nothing is taken and the
+        answer names that ``holder``; with ``fork`` (the id this run will write under
+        instead) the fork is recorded in the same transaction, so the holder is told
+        (:meth:`forks_of`) whenever it writes or ends next.  Without ``owner`` (a read-only
+        store) the session is only read."""
+        from agent.state.salvage import read_messages  # only here: resuming
+
+        if owner is None:
+            with self._lock:
+                return Continuation(*read_messages(self.conn, session_id))
+        with self.transaction() as conn:
+            holder = lease.acquire(conn, session_id, owner)
+            if holder is not None and fork is not None:
+                lease.record_fork(conn, session_id, fork, owner)
+                lease.take(conn, fork, owner)
+            messages, damaged, rows = read_messages(conn, session_id)
+        return Continuation(messages, damaged, rows, holder)
+
+    def release(self, session_id: str, owner: Owner) -> list[str]:
+        """Give up ``owner``'s lease of ``session_id``; returns the sessions forked off it
+        since ``owner`` took it (read in the same transaction, so none is missed)."""
+        with self.transaction() as conn:
+            forks = self._forks(conn, session_id, owner)
+            lease.release(conn, session_id, owner)
+        return forks
+
+    def record_fork(self, origin: str, fork: str, owner: Owner) -> None:
+        """Note that ``owner`` moved its run off ``origin`` to ``fork`` (a lost lease), so
+        the holder of ``origin`` is told."""
+        with self.transaction() as conn:
+            lease.record_fork(conn, origin, fork, owner)
+
+    def forks_of(self, session_id: str, owner: Owner) -> list[str]:
+        """Sessions other processes forked off ``session_id`` while ``owner`` held it."""
+        with self._lock:
+            return self._forks(self.conn, session_id, owner)
+
+    @staticmethod
+    def _forks(conn: sqlite3.Connection, session_id: str, owner: Owner) -> list[str]:
+        row = conn.execute("SELECT taken_at FROM session_leases WHERE session_id = ? AND "
+                           "token = ?", (session_id, owner.token)).fetchone()
+        return [] if row is None else lease.forks_of(conn, session_id, float(row[0]) - 1)
+
     def append_message(self, session_id: str, message: dict[str, Any], *,
                        new_session: SessionRecord | None = None,
                        update: dict[str, Any] | None = None,
-                       expect_seq: int | None = None) -> int:
+                       expect_seq: int | None = None, owner: Owner | None = None) -> int:
         """Commit one message (``Message.to_dict()``) at the end of a session; returns its
         ``seq``.  ``new_session`` creates the session row in the same transaction;
         ``update`` sets session columns (``title``, ``model``, ``data``...) alongside.
         With ``expect_seq``, raise :class:`StoreConflict` (writing nothing) unless the
-        message would get exactly that ``seq``."""
+        message would get exactly that ``seq``.  With ``owner``, raise :class:`LeaseHeld`
+        (writing nothing) unless ``owner`` holds the session's lease or can take it."""
         now = time.time()
         body = _dumps(message)
         with self.transaction() as conn:
+            _check_lease(conn, session_id, owner)
             if new_session is not None:
                 _insert_session(conn, new_session)
             seq = conn.execute(
@@ -477,12 +577,14 @@ class Store:
         return int(seq)
 
     def replace_messages(self, session_id: str, messages: list[dict[str, Any]], *,
-                         expect_count: int | None = None) -> None:
+                         expect_count: int | None = None, owner: Owner | None = None) -> None:
         """Rewrite a session's whole history in one transaction (compaction, repairs).
         With ``expect_count``, raise :class:`StoreConflict` (changing nothing) unless the
-        session holds exactly that many messages."""
+        session holds exactly that many messages; with ``owner``, :class:`LeaseHeld` unless
+        ``owner`` holds (or can take) the session's lease."""
         now = time.time()
         with self.transaction() as conn:
+            _check_lease(conn, session_id, owner)
             if expect_count is not None:
                 count = conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?",
                                      (session_id,)).fetchone()[0]
@@ -506,6 +608,7 @@ class Store:
     def delete_session(self, session_id: str) -> None:
         with self.transaction() as conn:
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            conn.execute("DELETE FROM session_leases WHERE session_id = ?", (session_id,))
 
     def load_messages(self, session_id: str) -> list[dict[str, Any]]:
         """The session's messages in order, as dicts for ``Message.from_dict``."""
@@ -637,6 +740,13 @@ _SESSION_SELECT = (
     "SELECT s.id, s.cwd, s.created_at, s.updated_at, s.title, s.provider, s.model, s.agent, "
     "s.data, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count "
     "FROM sessions s")
+
+
+def _check_lease(conn: sqlite3.Connection, session_id: str, owner: Owner | None) -> None:
+    if owner is not None:
+        holder = lease.acquire(conn, session_id, owner)
+        if holder is not None:
+            raise LeaseHeld(session_id, holder)
 
 
 def _insert_session(conn: sqlite3.Connection, r: SessionRecord) -> None:

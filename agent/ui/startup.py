@@ -61,6 +61,9 @@ def attach(app: App, runtime: Any) -> None:
             from agent.ui.turns import UNSAVED_PANEL
 
             app.set_live(UNSAVED_PANEL, ("error", f"NOT SAVED: {read_only}"))
+        take = getattr(app.session.recorder, "take_events", None)
+        for event in take() if take is not None else ():
+            app.view.on_event(event)  # a fork at load is told from the first frame
         if app.session.usage.input_tokens:  # a resumed session: what it has cost so far
             app.earlier_cost = app.session.hooks.price_usage(app.session.model,
                                                              app.session.usage)

@@ -25,7 +25,14 @@ from agent.contract.events import SaveFailedEvent, SessionForkedEvent
 from agent.contract.messages import Message
 from agent.contract.providers import Usage
 from agent.loop.session import new_session_id
-from agent.state.store import SessionRecord, Store, StoreConflict, StoreError, UsageEntry
+from agent.state.store import (
+    Owner,
+    SessionRecord,
+    Store,
+    StoreConflict,
+    StoreError,
+    UsageEntry,
+)
 
 log = logging.getLogger("agent.sessions")
 
@@ -62,6 +69,9 @@ class _Saved:
     data_json: str = "{}"
     model: str = ""
     count: int = 0  # messages saved, to notice a history edited in place
+    #: rows of the saved session that were skipped as damaged when it was loaded: the store
+    #: holds them beyond ``count``, so the next message's seq is after them
+    skipped: int = 0
 
 
 class SessionRecorder:
@@ -99,7 +109,8 @@ class SessionRecorder:
         self._reported_turn = -1
         #: sessions other processes forked off this one while this run continued it
         self.forks_off: list[str] = []
-        self._attached_at = time.time()
+        #: this recorder as the writer of its session: the lease it holds (agent.state.lease)
+        self.owner = Owner.new()
 
     @property
     def title(self) -> str:
@@ -121,6 +132,8 @@ class SessionRecorder:
             self._report(session)
         elif failed_before and self.unsaved(session):
             self.error = failed_before
+        else:
+            self._check_forks()  # the holder hears of a fork at its next write
 
     def unsaved(self, session: Any) -> int:
         """How many of ``session``'s messages the store does not hold."""
@@ -145,22 +158,21 @@ class SessionRecorder:
         events, self._events = self._events, []
         return events
 
-    def _check_forks(self) -> None:
-        """Another process that continued this session at the same time moved to a new id
-        (:meth:`_fork`, on its side): tell this run once."""
+    def _check_forks(self, forks: list[str] | None = None) -> None:
+        """Another process that continued this session while this one held it was moved to
+        a new id (it found the lease held): tell this run once per fork."""
         sid = self._saved.session_id
         if not sid or self.read_only:
             return
-        try:
-            rows = self.store.query(
-                "SELECT id FROM sessions WHERE json_extract(data, '$.forked_from') = ? "
-                "AND created_at >= ? ORDER BY created_at", (sid, self._attached_at - 1))
-        except (sqlite3.Error, StoreError):
-            return
-        for row in rows:
-            if row["id"] not in self.forks_off:
-                self.forks_off.append(row["id"])
-                self._events.append(SessionForkedEvent(sid, row["id"], moved=False))
+        if forks is None:
+            try:
+                forks = self.store.forks_of(sid, self.owner)
+            except (sqlite3.Error, StoreError):
+                return
+        for fork in forks:
+            if fork not in self.forks_off:
+                self.forks_off.append(fork)
+                self._events.append(SessionForkedEvent(sid, fork, moved=False))
 
     def _report(self, session: Any) -> None:
         if self._reported_turn == self.turn:
@@ -221,13 +233,14 @@ class SessionRecorder:
                                  new.model)
             expect = None
         else:
-            expect = self._saved.count
+            expect = self._saved.count + self._saved.skipped
         try:
             self.store.replace_messages(session.id, [m.to_dict() for m in session.messages],
-                                        expect_count=expect)
+                                        expect_count=expect, owner=self.owner)
         except StoreConflict:
             return self._fork(session)
         self._saved.count = len(session.messages)
+        self._saved.skipped = 0
         self.store.update_session(session.id, **self._changes(session, None))
         return True
 
@@ -245,13 +258,30 @@ class SessionRecorder:
         log.warning("session %s was also written by another process; this one continues as "
                     "%s", old, session.id)
         self._events.append(SessionForkedEvent(old, session.id))
+        self._guard(self.store.record_fork, old, session.id, self.owner)
         return self.rewrite(session)
 
-    def attach(self, session: Any, record: SessionRecord) -> None:
-        """Continue recording into the saved ``record`` (resume)."""
+    def fork_at_load(self, session: Any, origin: str, fork: str) -> None:
+        """``origin`` was loaded while another live process holds it: this run goes on as
+        the new session ``fork`` (whose lease it holds), starting from the messages it read;
+        nothing is written under ``origin``.  Told at once (a ``session-forked`` event);
+        the fork's row is written with its first message, as for any new session."""
+        session.id = fork
+        self.forked_from = origin
+        session.data["forked_from"] = origin  # saved with the row
+        session.earlier_ids = [*getattr(session, "earlier_ids", []), origin]
+        self.pending_title = self.pending_title or self._saved.title
+        self._saved = _Saved()
+        log.warning("session %s is being written by another process; this run goes on as %s",
+                    origin, fork)
+        self._events.append(SessionForkedEvent(origin, fork))
+
+    def attach(self, session: Any, record: SessionRecord, skipped: int = 0) -> None:
+        """Continue recording into the saved ``record`` (resume), whose lease this recorder
+        holds; ``skipped`` rows of it were damaged and left out of ``session.messages``."""
+        self.release(keep=record.id)
         self._saved = _Saved(record.id, record.title, json.dumps(record.data, sort_keys=True),
-                             record.model, len(session.messages))
-        self._attached_at = time.time()
+                             record.model, len(session.messages), skipped)
         self.pending_title = record.title
         users = sum(1 for m in session.messages if m.role == "user")
         try:
@@ -261,10 +291,22 @@ class SessionRecorder:
 
     def detach(self) -> None:
         """Forget the current session (``/clear``): the next message starts a new row."""
+        self.release()
         self._saved = _Saved()
         self.pending_title = ""
 
+    def release(self, keep: str | None = None) -> None:
+        """Give up the lease of the current session (unless it is ``keep``), hearing of
+        forks made off it until that moment."""
+        sid = self._saved.session_id
+        if not sid or sid == keep or self.read_only:
+            return
+        forks = self._guard(self.store.release, sid, self.owner)
+        if forks:
+            self._check_forks(forks)
+
     def close(self) -> None:
+        self.release()
         self._guard(self.store.close)
 
     # -- internals --
@@ -283,9 +325,10 @@ class SessionRecorder:
                                  new.model)
         update = self._changes(session, message)
         try:
-            self.store.append_message(session.id, message.to_dict(), new_session=new,
-                                      update=update,
-                                      expect_seq=None if new is not None else known + 1)
+            self.store.append_message(
+                session.id, message.to_dict(), new_session=new, update=update,
+                expect_seq=None if new is not None else known + self._saved.skipped + 1,
+                owner=self.owner)
         except StoreConflict:
             self._fork(session)
             return

@@ -180,17 +180,36 @@ def open_session(runtime: Any, *, store: Store | None = None, continue_: bool = 
     session = Session(runtime, recorder=recorder)
     if record is not None:
         load_into(session, record)
+        runtime.hooks.problems.extend(getattr(session, "load_notes", []))
     return session
 
 
 def load_into(session: Any, record: SessionRecord) -> int:
     """Make ``session`` continue the saved ``record``: its id, messages, task list and token
-    counters.  Returns the number of messages loaded."""
+    counters.  Returns the number of messages loaded.
+
+    The messages are read and the session's lease taken in one transaction
+    (:meth:`Store.continue_session`).  When another live process holds the session, this
+    run becomes a fork from what it read (less the holder's turn still in progress) under
+    a new id, and both runs are told.  Damaged rows are skipped; ``session.load_notes``
+    says which."""
     recorder = session.recorder
     store: Store = recorder.store
-    messages = [Message.from_dict(d) for d in store.load_messages(record.id)]
+    fork_id = new_session_id()
+    # A read-only store writes nothing: no lease to take.
+    cont = store.continue_session(record.id, None if store.read_only else recorder.owner,
+                                  fork=fork_id)
+    messages, broken = _messages(cont.messages)
+    damaged = len(cont.damaged) + broken
+    if cont.holder is not None:
+        messages = _complete_turns(messages)
     session.id = record.id
     session.messages = messages
+    session.load_notes = []
+    if damaged:
+        session.load_notes.append(
+            f"{damaged} damaged message(s) of session {record.id[:8]} could not be read and "
+            f"were skipped (agent doctor checks the state database)")
     keys = persisted_keys(session)
     for key in keys:
         session.data.pop(key, None)
@@ -201,11 +220,73 @@ def load_into(session: Any, record: SessionRecord) -> int:
     session.usage = Usage(input_tokens=int(totals["input_tokens"] or 0),
                           output_tokens=int(totals["output_tokens"] or 0),
                           cached_tokens=int(totals["cached_tokens"] or 0))
-    recorder.attach(session, record)
-    repair = _answer_open_calls(messages)
+    recorder.attach(session, record, skipped=cont.rows - len(messages))
+    if cont.holder is not None:
+        recorder.fork_at_load(session, record.id, fork_id)
+        return len(messages)
+    mended = mend(messages)
+    if mended is not messages:  # a damaged row broke a call/result pair: the store follows
+        session.messages = mended
+        recorder.rewrite(session)
+    repair = _answer_open_calls(session.messages)
     if repair is not None:
         session._append(repair)  # through the recorder, so the store is repaired too
-    return len(messages)
+    return len(session.messages)
+
+
+def _messages(dicts: list[dict[str, Any]]) -> tuple[list[Message], int]:
+    """Saved message bodies as messages, and how many could not be read as one."""
+    out: list[Message] = []
+    for d in dicts:
+        try:
+            out.append(Message.from_dict(d))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return out, len(dicts) - len(out)
+
+
+def _complete_turns(messages: list[Message]) -> list[Message]:
+    """``messages`` up to the last finished answer: what another process is still adding
+    (its prompt, its tool calls) is its run's, not this fork's."""
+    for end in range(len(messages), 0, -1):
+        last = messages[end - 1]
+        if last.role == "assistant" and not last.tool_calls:
+            return messages[:end]
+    return []
+
+
+#: What a tool call whose saved result was damaged is answered with on resume.
+RESULT_LOST = "the saved result of this call was damaged and could not be read"
+
+
+def mend(messages: list[Message]) -> list[Message]:
+    """A history that lost rows made valid again (the same list when nothing is wrong):
+    tool results that answer no call just before them are dropped, and calls whose results
+    were lost are answered with :data:`RESULT_LOST`."""
+    out: list[Message] = []
+    changed = False
+    for message in messages:
+        open_calls = out[-1].tool_calls if out and out[-1].role == "assistant" else []
+        if message.role == "tool":
+            ids = {c.id for c in open_calls}
+            kept = [p for p in message.parts if getattr(p, "call_id", None) in ids]
+            if len(kept) != len(message.parts):
+                changed = True
+            if not kept:
+                continue
+            missing = ids - {p.call_id for p in kept}  # type: ignore[attr-defined]
+            if missing:
+                changed = True
+                kept += [ToolResultPart(c.id, c.name, RESULT_LOST, True) for c in open_calls
+                         if c.id in missing]
+            out.append(Message("tool", kept))
+            continue
+        if open_calls and message.role != "tool" and out[-1].role == "assistant":
+            changed = True
+            out.append(Message("tool", [ToolResultPart(c.id, c.name, RESULT_LOST, True)
+                                        for c in open_calls]))
+        out.append(message)
+    return out if changed else messages
 
 
 def _answer_open_calls(messages: list[Message]) -> Message | None:
@@ -231,7 +312,12 @@ def resume(session: Any, query: str) -> str:
     except SessionLookupError as exc:
         return str(exc)
     count = load_into(session, record)
-    return f"resumed {short_id(recorder.store, record.id)} ({count} messages): {title_of(record)}"
+    line = f"resumed {short_id(recorder.store, record.id)} ({count} messages): {title_of(record)}"
+    notes = list(getattr(session, "load_notes", []))
+    if recorder.forked_from == record.id:
+        notes.append(f"another agent process is running this session; this one goes on as "
+                     f"a new session {session.id[:8]}")
+    return "\n".join([line, *notes])
 
 
 def clear(session: Any) -> str:

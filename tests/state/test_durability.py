@@ -126,7 +126,8 @@ async def test_two_processes_continuing_one_session_never_interleave(tmp_path, f
     fake_provider.script(Reply.text("first"))
     original = recorded()
     await collect(original, "hello")
-    store = original.recorder.store
+    original.recorder.close()  # that run ended: its lease is given up
+    store = Store.open(config.state_dir)
     # Two `agent -c` at once: both load the same saved session, then both run a turn.
     a, b = recorded(), recorded()
     load_into(a, store.get_session(original.id))

@@ -10,7 +10,7 @@ import pytest
 
 from agent import hookimpl
 from agent.state.schema import SchemaError, StoreSchema
-from agent.state.store import Store, StoreError
+from agent.state.store import MIGRATIONS, Store, StoreError
 from agent.testing import make_boot, run_tool
 
 #: The core schema as agent shipped it before plugins owned their tables: v3 created the
@@ -180,7 +180,7 @@ async def test_a_database_from_the_old_core_schema_keeps_its_notes(tmp_path):
         hooks.unconfigure(config)
     db = state / "agent.db"
     assert rows(db, "SELECT plugin, version FROM plugin_schema") == [("memory", 1)]
-    assert rows(db, "PRAGMA user_version") == [(3,)]
+    assert rows(db, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     assert sorted(r[0] for r in rows(db, "SELECT text FROM memory")) == [
         "build with make", "slow CI", "tests need ripgrep"]
 
