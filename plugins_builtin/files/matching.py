@@ -242,6 +242,12 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
                                    "consistent way")
                 if fitted is not new_body:
                     note = "newString was re-indented to match the file"
+            if name == PUNCTUATION:
+                typeset = keep_typography(found, body, fitted)
+                if typeset != fitted:
+                    fitted = typeset
+                    note = "; ".join(filter(None, [note, "the file's typographic quotes and "
+                                                         "dashes were kept"]))
             start = starts[hit]
             end_line = hit + len(body) - 1
             end = starts[end_line] + len(lines[end_line])
@@ -252,6 +258,60 @@ def find_text(text: str, old: str, new: str, replace_all: bool) -> Found:
             spans.append((start, end, replacement))
         return Found(spans, name, note)
     raise NotFound("missing")
+
+
+# ---- typography ----------------------------------------------------------------------------
+
+_OPENS_AFTER = set(" \t([{<\u2014\u2013-/")
+_CURLY = {'"': ("\u201c", "\u201d"), "'": ("\u2018", "\u2019")}
+
+
+def _smart_quotes(line: str, kinds: set[str]) -> str:
+    """``line`` with its straight quotes of ``kinds`` made curly: double quotes open and
+    close in turn; a single quote opens after the start of the line, a space or an opening
+    bracket, and closes elsewhere (so an apostrophe is a closing one)."""
+    out = []
+    open_double = False
+    for i, ch in enumerate(line):
+        if ch in kinds:
+            opening, closing = _CURLY[ch]
+            if ch == '"':
+                open_double = not open_double
+                ch = opening if open_double else closing
+            else:
+                ch = opening if i == 0 or line[i - 1] in _OPENS_AFTER else closing
+        out.append(ch)
+    return "".join(out)
+
+
+def _curly_kinds(line: str) -> set[str]:
+    """The straight quotes whose curly forms ``line`` uses."""
+    return {plain for plain, pair in _CURLY.items() if any(c in line for c in pair)}
+
+
+def keep_typography(found: list[str], old: list[str], new: list[str]) -> list[str]:
+    """``new`` (the model's replacement for the file's ``found`` lines, which it typed as
+    ``old`` with straight quotes) in the file's typography: a line the model left unchanged
+    is the file's own line; a changed one gets curly quotes where the file's line it stands
+    for had them."""
+    out = list(new)
+    aligned: dict[int, int] = {}  # new index -> old index, for the lines left as they were
+    matcher = difflib.SequenceMatcher(a=[line.strip() for line in old],
+                                      b=[line.strip() for line in new], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            aligned[block.b + k] = block.a + k
+    for j, line in enumerate(new):
+        if j in aligned and aligned[j] < len(found):
+            out[j] = found[aligned[j]]
+            continue
+        ref = found[min(j, len(found) - 1)] if found else ""
+        kinds = _curly_kinds(ref)
+        if not kinds and not any(q in ref for q in _CURLY):  # a line with no quotes to go by
+            kinds = set().union(*map(_curly_kinds, found))
+        if kinds:
+            out[j] = _smart_quotes(line, kinds)
+    return out
 
 
 # ---- near misses --------------------------------------------------------------------------
@@ -361,14 +421,53 @@ def _closest(lines: list[str], body: list[str], start: int) -> tuple[int, int] |
     return max(start, hit - k), 0
 
 
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def _legacy_char(match: re.Match[str]) -> str:
+    byte = bytes([ord(match.group()) - 0xDC00])
+    try:
+        return byte.decode("cp1252")
+    except UnicodeDecodeError:  # the five bytes Windows-1252 leaves undefined
+        return byte.decode("latin-1")
+
+
+def legacy_lines(lines: list[str]) -> list[str] | None:
+    """``lines`` with the bytes that are not UTF-8 (carried as surrogates) read as
+    Windows-1252, the usual legacy encoding; None when every byte was UTF-8."""
+    if not any(_ESCAPED.search(line) for line in lines):
+        return None
+    return [_ESCAPED.sub(_legacy_char, line) for line in lines]
+
+
+LEGACY_NOTE = ("{path}is not UTF-8: some of its bytes are Windows-1252 (Latin-1) text, shown "
+               "decoded here. Characters stored that way (such as {sample}) cannot be matched "
+               "as you type them: match the text around them, or convert the file to UTF-8 "
+               "first (bash: iconv -f WINDOWS-1252 -t UTF-8).")
+
+
 def near_miss(lines: list[str], body: list[str], start: int = 0, *,
-              final_newline: bool = True) -> str:
+              final_newline: bool = True, path: str = "") -> str:
     """A few lines naming the region of ``lines`` closest to ``body`` (the model's lines) and
     what differs there; empty when nothing in the file resembles them.
 
     ``final_newline`` says whether the file ends with a newline (``lines`` has no empty last
-    element for it), so that a model line the file lacks at its end is explained.
+    element for it), so that a model line the file lacks at its end is explained.  A file
+    that is not UTF-8 is named as such and shown decoded (``path`` names it).
     """
+    legacy = legacy_lines(lines)
+    if legacy is None:
+        return _near_miss(lines, body, start, final_newline)
+    samples = sorted({_legacy_char(m) for line in lines for m in _ESCAPED.finditer(line)})
+    note = LEGACY_NOTE.format(path=f"{path} " if path else "The file ",
+                              sample=", ".join(repr(c) for c in samples[:3]))
+    hint = _near_miss(legacy, body, start, final_newline)
+    if hint.endswith(" match."):
+        hint = hint[:-len(" match.")] + " hold your text, stored as Windows-1252."
+    return f"{note}\n{hint}"
+
+
+def _near_miss(lines: list[str], body: list[str], start: int, final_newline: bool) -> str:
     found = _closest(lines, body, start)
     if found is None:
         first = next((s for s in body if s.strip()), body[0] if body else "")

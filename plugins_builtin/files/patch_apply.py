@@ -68,7 +68,7 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
                 raise ToolError(f'{path}: hunk {number}: the @@ line "{hunk.anchor}" was not '
                                 f"found{' after the previous hunk' if pos else ''}.{NOTHING}\n"
                                 + near_miss(lines, [hunk.anchor], pos,
-                                            final_newline=final_newline))
+                                            final_newline=final_newline, path=path))
             # The search includes the anchor line itself: models often repeat it as the
             # hunk's first context line (Codex would start below it and miss it).
             start = found_at
@@ -93,7 +93,8 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
                 break
         if not hits:
             raise ToolError(f"{path}: hunk {number} does not match the file.{NOTHING}\n"
-                            + near_miss(lines, old, start, final_newline=final_newline))
+                            + near_miss(lines, old, start, final_newline=final_newline,
+                                        path=path))
         if len(hits) > 1:
             at = ", ".join(str(i + 1) for i in hits[:5])
             how = f" (ignoring {tolerance})" if tolerance else ""
@@ -107,7 +108,8 @@ def apply_hunks(raw: str, layout: Layout, hunks: list[Hunk], path: str
                 raise ToolError(f"{path}: hunk {number} matches line {hit + 1} only ignoring "
                                 f"{tolerance}, and its indentation differs from the file's in "
                                 f"no consistent way.{NOTHING}\n"
-                                + near_miss(lines, old, start, final_newline=final_newline))
+                                + near_miss(lines, old, start, final_newline=final_newline,
+                                        path=path))
             if fitted is not added:
                 tolerance += "; its + lines were re-indented to match the file"
             added = fitted

@@ -65,8 +65,9 @@ async def test_quotes_tolerance(env):
     out = await env.ok("edit_file", {"path": "t.py",
                                      "oldString": '\t\tlabel = "adding" - item\n',
                                      "newString": '\t\tlabel = "added: " + item\n'})
-    assert out == "Replaced 1 occurrence(s) in t.py (matched ignoring quotes, dashes and spaces)"
-    assert '\t\tlabel = "added: " + item\n' in env.read("t.py")
+    assert out == ("Replaced 1 occurrence(s) in t.py (matched ignoring quotes, dashes and "
+                   "spaces; the file's typographic quotes and dashes were kept)")
+    assert '\t\tlabel = \u201cadded: \u201d + item\n' in env.read("t.py")
 
 
 async def test_missing_final_newline_tolerance(env):
@@ -236,3 +237,44 @@ async def test_apply_patch_hint_searches_after_the_previous_hunk(env):
         "@@", "-\tcount += item", "+\tcount += 2 * item", "@@", "-def total(items):", "+x")})
     assert out.splitlines()[0] == "t.py: hunk 2 does not match the file. Nothing was written."
     assert out.splitlines()[1] == "Nothing like its first line 'def total(items):' is in the file."
+
+
+# ---- the file's typography and encoding ----------------------------------------------------
+
+async def test_a_quote_tolerant_edit_keeps_the_files_curly_quotes(env):
+    env.write("prose.md", "Intro.\n\u201cHello,\u201d she said \u2014 it\u2019s late.\n"
+                          "Next line.\n")
+    out = await env.ok("edit_file", {
+        "path": "prose.md",
+        "oldString": "\"Hello,\" she said - it's late.\nNext line.",
+        "newString": "\"Hello, world,\" she said - it's late.\nNext line.\n'Bye.'"})
+    assert "matched ignoring quotes, dashes and spaces" in out
+    assert "typographic quotes and dashes were kept" in out
+    assert env.read("prose.md") == ("Intro.\n\u201cHello, world,\u201d she said - it\u2019s "
+                                    "late.\nNext line.\n\u2018Bye.\u2019\n")
+
+
+async def test_an_unchanged_line_of_a_quote_tolerant_edit_is_the_files_own(env):
+    env.write("q.txt", "\u201ckeep\u201d \u2014 this\nchange me\n")
+    await env.ok("multi_edit", {"path": "q.txt", "edits": [{
+        "oldString": "\"keep\" - this\nchange me", "newString": "\"keep\" - this\nchanged"}]})
+    assert env.read("q.txt") == "\u201ckeep\u201d \u2014 this\nchanged\n"
+
+
+async def test_a_latin1_near_miss_names_the_encoding_and_shows_the_text(env):
+    env.write("menu.txt", "caf\u00e9 = 3\nth\u00e9 = 2\n".encode("latin-1"))
+    out = await env.err("edit_file", {"path": "menu.txt", "oldString": "caf\u00e9 = 3",
+                                      "newString": "caf\u00e9 = 4"})
+    assert "\\udce9" not in out and "\udce9" not in out
+    assert "menu.txt is not UTF-8: some of its bytes are Windows-1252 (Latin-1) text" in out
+    assert "'\u00e9'" in out
+    assert "Closest match: lines 1-1 hold your text, stored as Windows-1252." in out
+    out = await env.err("edit_file", {"path": "menu.txt", "oldString": "th\u00e9 = 9",
+                                      "newString": "th\u00e9 = 1"})
+    assert "file:  'th\u00e9 = 2'" in out and "yours: 'th\u00e9 = 9'" in out
+    assert "\udce9" not in out
+    out = await env.err("apply_patch", {"patch": "*** Update File: menu.txt\n-th\u00e9 = 9\n"
+                                                 "+th\u00e9 = 1\n"})
+    assert "menu.txt is not UTF-8" in out and "'th\u00e9 = 2'" in out
+    assert (env.workspace / "menu.txt").read_bytes() == "caf\u00e9 = 3\nth\u00e9 = 2\n".encode(
+        "latin-1")
