@@ -34,6 +34,10 @@ class FilesEnv:
         assert result.is_error, result.output
         return result.output
 
+    async def look(self, rel: str) -> None:
+        """Read ``rel`` with read_file, as the model does before it changes a file."""
+        await self.ok("read_file", {"path": rel})
+
     def write(self, rel: str, content: str | bytes) -> Path:
         path = self.workspace / rel
         path.parent.mkdir(parents=True, exist_ok=True)

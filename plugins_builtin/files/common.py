@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agent import AtomicWriteError, ToolContext, ToolError, atomic_write
+from agent import AtomicWriteError, ToolContext, ToolError
 from agent.contain.paths import jail, jail_entry
 from agent.loop.saved_results import resolve_saved
 
@@ -128,18 +128,6 @@ def load_bytes(real: Path, shown: str) -> bytes:
         raise ToolError(f"Cannot read {shown}: {os_message(exc)}") from None
 
 
-def read_text(real: Path, shown: str) -> str:
-    """Read a text file for a tool, with the spec's errors for missing, directory and binary.
-
-    The text is as the model sees it: no byte-order mark, UTF-16 decoded, CR line ends as
-    line breaks."""
-    from .textfile import decode, to_lf  # textfile builds on this module
-
-    text, layout = decode(load_bytes(real, shown), shown, for_display=True)
-    # A classic-Mac file (CR line ends) is shown line by line, as the edit tools see it.
-    return to_lf(text, cr=True) if layout.eol == "\r" else text
-
-
 def make_dirs(directory: Path) -> None:
     """``mkdir -p`` without recursion: ``os.makedirs`` recurses once per level and a
     path 1,500 directories deep (still under PATH_MAX) would blow Python's stack."""
@@ -172,60 +160,6 @@ def encode_text(text: str, shown: str) -> bytes:
         raise ToolError(f"Cannot write {shown}: the text holds a character that is not valid "
                         f"Unicode ({exc.object[exc.start:exc.end]!r} at character "
                         f"{exc.start}).") from None
-
-
-def write_text(real: Path, shown: str, text: str) -> None:
-    """Replace ``real`` with ``text`` as UTF-8; see :func:`write_bytes`."""
-    write_bytes(real, shown, encode_text(text, shown))
-
-
-def write_bytes(real: Path, shown: str, data: bytes) -> None:
-    """Replace ``real`` with ``data``, atomically (keeping the file's mode and owner),
-    creating parent dirs.  On any failure the file is byte-identical and the error says that
-    nothing changed and why (``nothing changed: a.py: no space left on device ...``)."""
-    problem = file_problem(real)
-    if problem == "directory":
-        raise ToolError(f"{shown} is a directory, not a file.")
-    if problem == "special":
-        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
-    try:
-        atomic_write(real, data, shown=shown, make_parents=True)
-    except AtomicWriteError as exc:
-        raise ToolError(str(exc)) from None
-
-
-def number_lines(text: str, offset: int = 1, limit: int = READ_LIMIT) -> tuple[str, int, int]:
-    """``N: text`` lines from 1-based ``offset``, at most ``limit`` of them.
-
-    A trailing newline yields a final empty numbered line (the file's real last line
-    number).  Returns (text, first line shown, total lines).  A carriage return ending a line
-    (CRLF files) is not shown.
-    """
-    lines = text.split("\n")
-    total = len(lines)
-    window = lines[offset - 1: offset - 1 + limit]
-    out = [f"{n}: {line[:-1] if line.endswith(chr(13)) else line}"
-           for n, line in enumerate(window, start=offset)]
-    return "\n".join(out), offset, total
-
-
-def read_window(real: Path, shown: str, offset: int, limit: int) -> tuple[str, int]:
-    """The numbered window of one file, with a note when more lines follow.
-
-    Returns (output, number of lines shown).
-    """
-    text = read_text(real, shown)
-    if text == "":
-        return f"{shown} is empty (0 bytes).", 0
-    body, first, total = number_lines(text, offset, limit)
-    if offset > total:
-        raise ToolError(f"{shown} has {total} lines; offset {offset} is past the end.")
-    shown_count = min(limit, total - offset + 1)
-    last = first + shown_count - 1
-    if last < total:
-        body += (f"\n... [lines {first}-{last} of {total} shown; "
-                 f"continue with offset={last + 1}]")
-    return body, shown_count
 
 
 def display_path(ctx: ToolContext, real: Path) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 
-from .common import file_problem, load_bytes, os_errors, resolve, resolve_new_file, write_bytes
+from . import seen
+from .common import file_problem, load_bytes, os_errors, resolve, resolve_new_file
 from .matching import NotFound, find_text, near_miss
 from .textfile import (
     EOL_NAMES,
@@ -51,14 +52,10 @@ def collapse_warning(old: str, new: str) -> tuple[int, int] | None:
     return None
 
 
-def _existing_layout(real: Path, shown: str) -> tuple[str, Layout | None]:
-    """(old text, layout) of the file ``real`` when it exists and is text; ("", None) when it
-    is new or unreadable (it is then written as plain UTF-8)."""
-    if file_problem(real) is not None:
-        return "", None
-    try:
-        data = real.read_bytes()
-    except OSError:
+def _existing_layout(data: bytes | None, shown: str) -> tuple[str, Layout | None]:
+    """(old text, layout) of a file's bytes ``data`` when it exists and is text; ("", None)
+    when it is new or not text (it is then written as plain UTF-8)."""
+    if data is None:
         return "", None
     try:
         return decode(data, shown, for_display=True)
@@ -66,10 +63,30 @@ def _existing_layout(real: Path, shown: str) -> tuple[str, Layout | None]:
         return "", None  # binary or undecodable: replaced whole, as UTF-8
 
 
+def _replaceable(ctx: ToolContext, real: Path, shown: str) -> bytes | None:
+    """The bytes ``write_file`` is about to replace (None for a new file), refused when the
+    model never saw them or they changed since it did."""
+    problem = file_problem(real)
+    if problem == "directory":
+        raise ToolError(f"{shown} is a directory, not a file.")
+    if problem == "special":
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device).")
+    if problem == "missing":
+        return None
+    data = seen.current_bytes(real)
+    if data is not None and seen.last_seen(ctx, real) is None:
+        raise ToolError(f"{shown} already exists and you have not read it in this session, so "
+                        "it was not overwritten; nothing was written. Read it first (read_file)"
+                        ", then write it, or use edit_file to change part of it.")
+    seen.check_fresh(ctx, real, data, shown, "overwritten")
+    return data
+
+
 async def run_write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path, content = args["path"], strip_bom(args["content"])
     real = resolve_new_file(ctx, path)
-    old, layout = _existing_layout(real, path)
+    before = _replaceable(ctx, real, path)
+    old, layout = _existing_layout(before, path)
     eol, mixed = convention(content)
     note = ""
     if layout is not None and layout.eol is not None and eol is not None:
@@ -82,7 +99,7 @@ async def run_write_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         content = with_eol(content, eol)
         note = f" (mixed line ends made {EOL_NAMES[eol]})"
     layout = layout or Layout()
-    write_bytes(real, path, encode(content, layout, path))
+    seen.commit_checked(ctx, real, path, before, encode(content, layout, path), "overwritten")
     if layout.special:
         note += f" (kept as {layout.encoding_name()})"
     collapsed = collapse_warning(to_lf(old), to_lf(content))
@@ -117,13 +134,18 @@ WRITE_FILE = Tool(
 )
 
 
-def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, str, Layout]:
+def _load_for_edit(ctx: ToolContext, path: str) -> tuple[Path, bytes, str, Layout]:
+    """(real path, bytes, text, layout) of the file to edit, refused when it changed since the
+    model last saw it: its oldString may still match, but the model would be working from a
+    view of the file that is no longer true."""
     real = resolve(ctx, path)
     problem = file_problem(real)
     if problem == "directory":
         raise ToolError(f"{path} is a directory, not a file.")
-    text, layout = decode(load_bytes(real, path), path)
-    return real, text, layout
+    data = load_bytes(real, path)
+    seen.check_fresh(ctx, real, data, path, "edited")
+    text, layout = decode(data, path)
+    return real, data, text, layout
 
 
 def replace_once(raw: str, layout: Layout, old: str, new: str, replace_all: bool, path: str,
@@ -161,7 +183,7 @@ def replace_once(raw: str, layout: Layout, old: str, new: str, replace_all: bool
         if ends:
             lines.pop()
         body = old_lf[:-1].split("\n") if old_lf.endswith("\n") else old_lf.split("\n")
-        hint = near_miss(lines, body, final_newline=ends)
+        hint = near_miss(lines, body, final_newline=ends, path=path)
         if miss.kind == "loose":
             raise fail(f"oldString not found exactly in {path}; {miss.detail}",
                        hint if "indentation" in miss.detail else "") from None
@@ -179,10 +201,10 @@ async def run_edit_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     old, new = args["oldString"], args["newString"]
     if old == new:
         raise ToolError("oldString and newString are identical")
-    real, text, layout = _load_for_edit(ctx, path)
+    real, data, text, layout = _load_for_edit(ctx, path)
     updated, count, note = replace_once(text, layout, old, new, bool(args.get("replaceAll")),
                                         path)
-    write_bytes(real, path, encode(updated, layout, path))
+    seen.commit_checked(ctx, real, path, data, encode(updated, layout, path), "edited")
     return ToolResult(f"Replaced {count} occurrence(s) in {path}" + (f" ({note})" if note else ""),
                       summary=f"replaced {count} occurrence(s)")
 
@@ -222,7 +244,7 @@ async def run_multi_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     for i, edit in enumerate(edits, start=1):
         if edit["oldString"] == edit["newString"]:
             raise ToolError(f"edit {i}: oldString and newString are identical.{NOTHING_APPLIED}")
-    real, original, layout = _load_for_edit(ctx, path)
+    real, data, original, layout = _load_for_edit(ctx, path)
     text = original
     counts = []
     notes = []
@@ -235,7 +257,7 @@ async def run_multi_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             notes.append(f"edit {i} {note}")
     if text == original:
         raise ToolError(f"No change to {path}: the edits cancel out.")
-    write_bytes(real, path, encode(text, layout, path))
+    seen.commit_checked(ctx, real, path, data, encode(text, layout, path), "edited")
     detail = ", ".join(f"{c}x" for c in counts)
     tail = "".join(f"\n{note}" for note in notes)
     return ToolResult(f"Applied {len(edits)} edit(s) to {path} ({detail}){tail}",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from agent import AtomicWriteError, Effects, Tool, ToolContext, ToolError, ToolResult, atomic_move
 
-from . import trash
+from . import seen, trash
 from .common import (
     display_path,
     os_errors,
@@ -34,6 +35,7 @@ async def run_move_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"{src_arg} is a directory; move_file moves one file at a time.")
     if os.path.lexists(dst):
         raise ToolError(f"{dst_arg} already exists. Delete it first or pick another name.")
+    realsrc = os.path.realpath(src)
     try:
         # A rename; across filesystems a staged copy renamed into place, so a full disk
         # never leaves half a file at the target or loses the source.
@@ -42,6 +44,7 @@ async def run_move_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"Cannot move {src_arg} to {dst_arg}: {exc}") from None
     except OSError as exc:
         raise ToolError(f"Cannot move {src_arg} to {dst_arg}: {os_message(exc)}") from None
+    seen.moved(ctx, Path(realsrc), dst)
     return ToolResult(f"Moved {src_arg} to {dst_arg}", summary=f"moved to {dst_arg}")
 
 
@@ -78,6 +81,7 @@ async def run_delete_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                                     display_path(ctx, real))
     except OSError as exc:
         raise ToolError(f"Cannot delete {path}: {os_message(exc)}") from None
+    seen.forget(ctx, real)
     return ToolResult(
         f"Deleted {path} ({entry.size} bytes). It is kept in the trash as {entry.id}; the "
         f"user can restore it with /trash restore {entry.id}.",

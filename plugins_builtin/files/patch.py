@@ -25,7 +25,7 @@ from agent import (
     atomic_write,
 )
 
-from . import trash
+from . import seen, trash
 from .common import (
     display_path,
     file_problem,
@@ -56,9 +56,13 @@ class _Planned:
     notes: list[str] = field(default_factory=list)
     #: the bytes of the file this write replaces (an Add or a Move to over an existing file)
     replaced: bytes | None = None
+    #: the bytes the change was based on: the target must still hold them when it is
+    #: written (None: it must still not exist), and a moved source too
+    based_on: bytes | None = None
+    source_bytes: bytes | None = None
 
 
-def _read_for_update(real: Path, shown: str) -> tuple[str, Layout]:
+def _read_for_update(real: Path, shown: str) -> tuple[bytes, str, Layout]:
     problem = file_problem(real)
     reasons = {"missing": "no such file", "directory": "it is a directory",
                "special": "it is not a regular file", "large": "it is too large"}
@@ -69,7 +73,7 @@ def _read_for_update(real: Path, shown: str) -> tuple[str, Layout]:
     except OSError as exc:
         raise ToolError(f"Cannot update {shown}: {os_message(exc)}.{NOTHING}") from None
     try:
-        return decode(data, shown)
+        return (data, *decode(data, shown))
     except ToolError as exc:
         reason = "it is a binary file" if "binary file" in str(exc) else str(exc).rstrip(".")
         raise ToolError(f"Cannot update {shown}: {reason}.{NOTHING}") from None
@@ -97,13 +101,13 @@ def _replaced(real: Path, shown: str, verb: str) -> tuple[bytes, Layout] | None:
 
 def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
     """Check every operation against the filesystem; nothing is written here."""
-    seen: dict[Path, str] = {}
+    claimed: dict[Path, str] = {}
 
     def claim(real: Path, shown: str) -> None:
-        if real in seen:
+        if real in claimed:
             raise ToolError(f"{shown} appears more than once in the patch (also as "
-                            f"{seen[real]}). Combine its changes.{NOTHING}")
-        seen[real] = shown
+                            f"{claimed[real]}). Combine its changes.{NOTHING}")
+        claimed[real] = shown
 
     planned: list[_Planned] = []
     for op in ops:
@@ -114,7 +118,8 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
             layout = old[1] if old else Layout()
             body = "\n".join(op.add_lines) + "\n" if op.add_lines else ""
             planned.append(_Planned(op, real, real, with_eol(body, layout.eol), layout=layout,
-                                    replaced=old[0] if old else None))
+                                    replaced=old[0] if old else None,
+                                    based_on=old[0] if old else None))
         elif op.kind == "delete":
             resolve(ctx, op.path)  # the jail checks the target too
             entry = resolve_entry(ctx, op.path)
@@ -127,13 +132,15 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
         else:
             real = resolve(ctx, op.path)
             claim(real, op.path)
-            text, layout = _read_for_update(real, op.path)
+            data, text, layout = _read_for_update(real, op.path)
+            seen.check_fresh(ctx, real, data, op.path, "updated")
             notes: list[str] = []
             content = text
             if op.hunks:
                 content, notes = apply_hunks(text, layout, op.hunks, op.path)
             target = real
             replaced = None
+            based_on: bytes | None = data
             if op.move_to is not None:
                 target = resolve_new_file(ctx, op.move_to)
                 if target == real:
@@ -141,14 +148,26 @@ def plan(ctx: ToolContext, ops: list[FileOp]) -> list[_Planned]:
                                     f"file.{NOTHING}")
                 claim(target, op.move_to)
                 old = _replaced(target, op.move_to, "move to")
-                replaced = old[0] if old else None
+                replaced = based_on = old[0] if old else None
             planned.append(_Planned(op, real, target, content, delete_source=op.move_to
                                     is not None, layout=layout, notes=notes,
-                                    replaced=replaced))
+                                    replaced=replaced, based_on=based_on, source_bytes=data))
     return planned
 
 
-def _write_all(planned: list[_Planned]) -> None:
+def _verify_all(planned: list[_Planned], staged: list[Staged]) -> None:
+    """Under the directories' locks: every target and moved source still holds the bytes
+    its change was based on."""
+    writes = [item for item in planned if item.target is not None and item.content is not None]
+    for item, each in zip(writes, staged, strict=True):
+        seen.verify(each.target, item.based_on, seen.current_bytes(each.target),
+                    item.op.move_to or item.op.path, "updated")
+        if item.source_bytes is not None and item.source != item.target:
+            seen.verify(item.source, item.source_bytes, seen.current_bytes(item.source),
+                        item.op.path, "moved")
+
+
+def _write_all(ctx: ToolContext, planned: list[_Planned]) -> None:
     """Write every new content, all or nothing.
 
     Every file is first staged whole beside its target (written and synced under a temporary
@@ -169,11 +188,22 @@ def _write_all(planned: list[_Planned]) -> None:
             each.discard()
         raise ToolError(f"{exc}; no file of the patch was changed.") from None
     done: list[tuple[Path, bytes | None]] = []
+    directories = [each.target.parent for each in staged]
+    directories += [item.source.parent for item in planned if item.source_bytes is not None]
     try:
+        with seen.directories_locked(directories, planned[0].op.path if planned else ""):
+            try:
+                _verify_all(planned, staged)
+            except ToolError as exc:
+                raise ToolError(f"{exc}\nNo file of the patch was changed.") from None
+            for each in staged:
+                before = each.target.read_bytes() if each.target.is_file() else None
+                each.commit()
+                done.append((each.target, before))
+    except ToolError:
         for each in staged:
-            before = each.target.read_bytes() if each.target.is_file() else None
-            each.commit()
-            done.append((each.target, before))
+            each.discard()
+        raise
     except (AtomicWriteError, OSError) as exc:
         for each in staged:
             each.discard()
@@ -186,6 +216,12 @@ def _write_all(planned: list[_Planned]) -> None:
             except OSError:
                 pass
         raise ToolError(f"Writing failed ({exc}); every file was put back as it was.") from None
+    for item in planned:
+        if item.target is not None and item.content is not None:
+            seen.record(ctx, item.target, encode(item.content, item.layout,
+                                                 item.op.move_to or item.op.path))
+        if item.delete_source:
+            seen.forget(ctx, item.source)
 
 
 async def run_apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -194,7 +230,7 @@ async def run_apply_patch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     except PatchError as exc:
         raise ToolError(str(exc)) from None
     planned = plan(ctx, ops)
-    _write_all(planned)
+    _write_all(ctx, planned)
     report: list[str] = []
     problems: list[str] = []
     for item in planned:  # writes are done; now the deletions

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from agent import Effects, Tool, ToolContext, ToolError, ToolResult
 from agent.contain.secrets import policy_for
 
-from .common import READ_LIMIT, arg, os_errors, read_window, resolve_readable
+from . import seen
+from .common import READ_LIMIT, arg, os_errors, resolve_readable
+from .window import Window, read_window
 
 MAX_MANY = 20
 
@@ -33,8 +36,17 @@ async def run_read_file(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = args["path"]
     refuse_secret(ctx, path)
     real = resolve_readable(ctx, path)
-    body, count = read_window(real, path, arg(args, "offset", 1), arg(args, "limit", READ_LIMIT))
-    return ToolResult(body, summary=f"{count} lines")
+    window = read_window(real, path, arg(args, "offset", 1), arg(args, "limit", READ_LIMIT))
+    note_seen(ctx, real, window)
+    return ToolResult(window.body, summary=f"{window.count} lines")
+
+
+def note_seen(ctx: ToolContext, real: Path, window: Window) -> None:
+    """The model now knows what ``real`` holds: a later change is checked against it."""
+    if window.data is not None:
+        seen.record(ctx, real, window.data)
+    else:
+        seen.record_digest(ctx, real, window.digest, window.size)
 
 
 READ_FILE = Tool(
@@ -64,7 +76,9 @@ def _read_one(ctx: ToolContext, item: dict[str, Any]) -> str:
     try:
         refuse_secret(ctx, path)
         real = resolve_readable(ctx, path)
-        body, _ = read_window(real, path, arg(item, "offset", 1), arg(item, "limit", READ_LIMIT))
+        window = read_window(real, path, arg(item, "offset", 1), arg(item, "limit", READ_LIMIT))
+        note_seen(ctx, real, window)
+        body = window.body
     except ToolError as exc:
         body = f"[unreadable: {exc}]"
     return f"===== {path} =====\n{body}"

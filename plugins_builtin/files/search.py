@@ -23,7 +23,7 @@ import shutil
 import sys
 import sysconfig
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +338,47 @@ def _whole_text_prefilter(pattern: str) -> bool:
     return not any(tok in pattern for tok in ("(?=", "(?!", "(?<", "\\A", "\\Z", "\\z"))
 
 
+#: Files larger than this are searched line by line (bounded memory), not read whole.
+STREAM_FROM = 1024 * 1024
+
+
+def _file_lines(path: Path, quick: re.Pattern[str] | None) -> Iterator[str] | None:
+    """The lines of one file as grep sees them, or None when it is binary, unreadable or
+    (``quick``) holds no match at all.  A large UTF-8 file is read one line at a time, so
+    memory stays at the longest line, whatever the file's size."""
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as fh:
+            head = fh.read(BINARY_PROBE)
+    except OSError:
+        return None
+    if looks_binary(head):
+        return None
+    if size <= STREAM_FROM or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = _decode(path.read_bytes())
+        except OSError:
+            return None
+        if text is None or (quick is not None and not quick.search(text)):
+            return None
+        return iter(text.split("\n"))
+    return _streamed_lines(path, head.startswith(b"\xef\xbb\xbf"))
+
+
+def _streamed_lines(path: Path, bom: bool) -> Iterator[str]:
+    try:
+        with open(path, "rb") as fh:
+            if bom:
+                fh.read(3)
+            for raw in fh:
+                yield raw.rstrip(b"\n").decode("utf-8", "replace")
+            if not raw.endswith(b"\n"):
+                return
+    except OSError:
+        return
+    yield ""  # a final newline ends an empty last line, as str.split sees it
+
+
 def search_python(root: Path, regex: re.Pattern[str], files: list[str],
                   deadline: float) -> tuple[list[str], bool]:
     """The fallback: same files, same order, same format as :func:`search_rg`."""
@@ -348,15 +389,11 @@ def search_python(root: Path, regex: re.Pattern[str], files: list[str],
     for name in files:
         if time.monotonic() > deadline:
             raise TimeoutError
-        try:
-            data = (root / name).read_bytes()
-        except OSError:
-            continue
-        text = _decode(data)
-        if text is None or (quick is not None and not quick.search(text)):
+        lines = _file_lines(root / name, quick)
+        if lines is None:
             continue
         per_file = 0
-        for number, line in enumerate(text.split("\n"), start=1):
+        for number, line in enumerate(lines, start=1):
             if regex.search(line):
                 hits.append(format_hit(name, number, line))
                 per_file += 1

@@ -80,12 +80,14 @@ WRITE_AFTER = {
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 async def test_write_file_keeps_the_file_layout(env, layout, newline):
     env.write("f.txt", LAYOUTS[layout][0])
+    await env.look("f.txt")
     await env.ok("write_file", {"path": "f.txt", "content": f"ALPHA{newline}beta{newline}"})
     assert (env.workspace / "f.txt").read_bytes() == WRITE_AFTER[layout]
 
 
 async def test_write_file_result_names_what_it_kept(env):
     env.write("w.txt", BOM8 + b"a\r\nb\r\n")
+    await env.look("w.txt")
     out = await env.ok("write_file", {"path": "w.txt", "content": "\ufeffx\ny\n"})
     assert out == ("Wrote 6 chars to w.txt (line ends written as CRLF, like the file) "
                    "(kept as UTF-8 with BOM)")
@@ -99,6 +101,7 @@ async def test_write_file_result_names_what_it_kept(env):
 
 async def test_write_file_missing_final_newline_is_the_models_choice(env):
     env.write("n.txt", b"a\r\nb\r\n")
+    await env.look("n.txt")
     await env.ok("write_file", {"path": "n.txt", "content": "x\ny"})
     assert (env.workspace / "n.txt").read_bytes() == b"x\r\ny"
 
@@ -120,7 +123,8 @@ async def test_line_one_of_a_bom_file_can_be_changed_by_every_tool(env):
         ("multi_edit", {"edits": [{"oldString": "first\n", "newString": "FIRST\n"}]}),
         ("apply_patch", {"patch": "*** Update File: b.txt\n-first\n+FIRST\n"}),
     ]:
-        env.write("b.txt", BOM8 + b"first\nsecond\n")
+        env.write("b.txt", BOM8 + b"first\nsecond\n")  # written anew, outside the tools
+        await env.look("b.txt")
         await env.ok(tool, {"path": "b.txt", **args} if tool != "apply_patch" else args)
         assert (env.workspace / "b.txt").read_bytes() == BOM8 + b"FIRST\nsecond\n", tool
 
@@ -206,6 +210,7 @@ def test_no_tool_mixes_line_ends_into_a_uniform_file(shared_env, lines, eol, bom
         args = {"patch": f"*** Update File: p.txt\n-{target}\n{plus}"}
     else:
         args = {"path": "p.txt", "content": new}
+    asyncio.run(env.look("p.txt"))  # the file was rewritten behind the tools' back
     asyncio.run(env.ok(tool, args))
     data = (env.workspace / "p.txt").read_bytes()
     assert data.startswith(BOM8) == bom and not data[len(BOM8) if bom else 0:].startswith(BOM8)

@@ -113,6 +113,7 @@ async def test_write_creates_parents_and_reports_chars(env):
 async def test_write_overwrites_and_keeps_mode(env):
     path = env.write("run.sh", "#!/bin/sh\necho old\n")
     os.chmod(path, 0o755)
+    await env.look("run.sh")
     await env.ok("write_file", {"path": "run.sh", "content": "#!/bin/sh\necho new\n"})
     assert env.read("run.sh") == "#!/bin/sh\necho new\n"
     assert os.stat(path).st_mode & 0o777 == 0o755
@@ -122,6 +123,7 @@ async def test_write_flags_collapsed_rewrite(env):
     old = "".join(f"    line number {i}\n" for i in range(20))
     env.write("c.py", old)
     collapsed = old.replace("\n", " ")
+    await env.look("c.py")
     out = await env.ok("write_file", {"path": "c.py", "content": collapsed})
     assert out.startswith(f"Wrote {len(collapsed)} chars to c.py, but it collapsed 20 lines "
                           "into 1:")
