@@ -21,6 +21,7 @@ every prompt token, including cache reads (``cached_tokens``) and cache writes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import warnings
 from collections.abc import AsyncIterator
@@ -368,6 +369,30 @@ class _Assembler:
         elif kind == "message_stop":
             self.done = True
 
+    def whole(self, answer: dict[str, Any]) -> list[StreamEvent]:
+        """The events of a whole (non-streamed) message, fed as the stream would have
+        brought them: each content block started with its full content."""
+        out: list[StreamEvent] = []
+        self.feed("message_start", {"type": "message_start", "message": answer}, out)
+        for index, block in enumerate(answer.get("content") or ()):
+            start = dict(block)
+            if block.get("type") == "tool_use":
+                start["input"] = {}
+            self.feed("content_block_start", {"type": "content_block_start", "index": index,
+                                              "content_block": start}, out)
+            if block.get("type") == "tool_use":
+                raw = json.dumps(block.get("input") or {})
+                self.feed("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "input_json_delta",
+                                                            "partial_json": raw}}, out)
+            elif block.get("type") == "thinking" and block.get("signature"):
+                self.blocks[index]["signature"] = block["signature"]
+        self.feed("message_delta", {"type": "message_delta",
+                                    "delta": {"stop_reason": answer.get("stop_reason")},
+                                    "usage": answer.get("usage")}, out)
+        self.feed("message_stop", {"type": "message_stop"}, out)
+        return out
+
     def _count(self, usage: dict[str, Any] | None) -> None:
         # Counts are cumulative; message_delta may repeat some (newer servers repeat input).
         for field in _USAGE_FIELDS:
@@ -565,7 +590,8 @@ class AnthropicProvider:
         opening = client.messages.create(**params, extra_headers=clock.headers())
         async for event in attempt_sse(
                 clock, opening, _Assembler(self.host), named=True,
-                map_error=lambda exc, **how: map_error(exc, host=self.host, **how)):
+                map_error=lambda exc, **how: map_error(exc, host=self.host, **how),
+                host=self.host):
             yield event
 
     async def list_models(self) -> list[str]:

@@ -393,6 +393,20 @@ class _ChatAssembler:
             for frag in delta.get("tool_calls") or ():
                 self._tool_fragment(frag, out)
 
+    def whole(self, answer: dict[str, Any]) -> list[StreamEvent]:
+        """The events of a whole (non-streamed) chat completion, as one chunk would bring
+        them: each choice's ``message`` read as its ``delta``."""
+        choices = []
+        for choice in answer.get("choices") or ():
+            message = dict(choice.get("message") or {})
+            message["tool_calls"] = [{**call, "index": i} for i, call
+                                     in enumerate(message.get("tool_calls") or ())]
+            choices.append({"index": choice.get("index", 0), "delta": message,
+                            "finish_reason": choice.get("finish_reason") or "stop"})
+        out: list[StreamEvent] = []
+        self.feed(None, {"choices": choices, "usage": answer.get("usage")}, out)
+        return out
+
     def _tool_fragment(self, frag: dict[str, Any], out: list[StreamEvent]) -> None:
         index = frag.get("index")
         if index is None:
@@ -554,7 +568,8 @@ class _RequestShape:
         events ourselves (:func:`agent.loop.streaming.read_sse`) and assemble them."""
         opening = self.open(params, clock.headers())
         async for event in attempt_sse(clock, opening, self.assembler(), named=False,
-                                       map_error=self.endpoint.error):
+                                       map_error=self.endpoint.error,
+                                       host=self.endpoint.host):
             yield event
 
     async def list_models(self) -> list[str]:
@@ -734,6 +749,23 @@ class _ResponsesAssembler:
                 f"{self.endpoint.host} stream error: {text}" + (f" ({code})" if code else ""),
                 retryable=True, kind="stream",
             )
+
+    def whole(self, answer: dict[str, Any]) -> list[StreamEvent]:
+        """The events of a whole (non-streamed) response object: its output items, as the
+        stream would have announced them."""
+        if answer.get("status") == "failed":
+            self.feed(None, {"type": "response.failed", "response": answer}, [])
+        self._complete(answer)
+        out: list[StreamEvent] = []
+        for index in sorted(self.items):
+            part = self.items[index]
+            if isinstance(part, ReasoningPart) and part.text:
+                out.append(ReasoningDelta(part.text))
+            elif isinstance(part, TextPart):
+                out.append(TextDelta(part.text))
+            elif isinstance(part, ToolCallPart):
+                out.append(ToolCallStarted(part.id, part.name))
+        return out
 
     def _part(self, item: dict[str, Any], index: int) -> Any:
         kind = item.get("type")

@@ -27,7 +27,8 @@ EXIT_PIPE = 141
 
 EXIT_CODES = {
     EXIT_OK: "the turn completed (tool denials included)",
-    EXIT_PROVIDER: "provider or model error (the request failed, the stream broke)",
+    EXIT_PROVIDER: "provider or model error (the request failed, the stream broke, the "
+                   "model returned nothing)",
     EXIT_USAGE: "usage or configuration error (bad flag, broken config, no API key)",
     EXIT_MAX_STEPS: "the step cap was reached before the model finished",
     EXIT_BUDGET: "the spending cap (max_spend_usd) would have been crossed",

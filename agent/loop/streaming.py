@@ -294,23 +294,37 @@ DRAIN_AFTER_DONE = 2.0
 
 
 async def attempt_sse(clock: Deadlines, opening: Awaitable[Any], assembler: Any, *,
-                      named: bool, map_error: Callable[..., BaseException]
+                      named: bool, map_error: Callable[..., BaseException], host: str = ""
                       ) -> AsyncIterator[StreamEvent]:
     """One try of a streamed request: ``opening`` is the SDK's ``create(stream=True)`` (auth,
     headers, status errors raised before any body is read); its body is read with
-    :func:`read_sse` into ``assembler`` (``is_content``, ``feed``, ``finish_step``), whose
-    finished step comes last.  Any failure is raised as ``map_error(exc, output_started=...,
-    connected=...)``, so a retry policy knows whether output was already shown."""
+    :func:`read_sse` into ``assembler`` (``is_content``, ``feed``, ``whole``,
+    ``finish_step``), whose finished step comes last.  A body that is not an event stream is
+    read as a whole JSON answer (``assembler.whole`` turns it into the stream's events) or
+    fails naming what arrived; a step with no text and no tool call fails too
+    (:mod:`agent.loop.answers`).  Any failure is raised as ``map_error(exc,
+    output_started=..., connected=...)``, so a retry policy knows whether output was already
+    shown.  ``host`` names the server in those messages."""
+    from agent.loop.answers import check_answer, is_event_stream, read_plain
+
     started = connected = False
     try:
         stream = await clock.bounded(opening)
         connected = True
         async with stream:  # closes the body however the attempt ends
-            async for event in read_sse(clock, stream.response, named=named,
-                                        is_content=assembler.is_content, feed=assembler.feed):
-                started = clock.shown = True
-                yield event
+            if not is_event_stream(stream.response):
+                answer = await read_plain(clock, stream.response, host)
+                for event in assembler.whole(answer):
+                    started = clock.shown = True
+                    yield event
+            else:
+                async for event in read_sse(clock, stream.response, named=named,
+                                            is_content=assembler.is_content,
+                                            feed=assembler.feed):
+                    started = clock.shown = True
+                    yield event
         finished = assembler.finish_step()
+        check_answer(finished, host)
     except Exception as exc:
         raise map_error(exc, output_started=started, connected=connected) from exc
     yield finished

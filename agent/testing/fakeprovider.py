@@ -124,6 +124,11 @@ class Reply:
         self.closed = threading.Event()
         self.inject_after: int | None = None
         self.inject_raw = ""
+        #: answer a streaming request with the whole JSON message (a gateway that ignores
+        #: ``stream``), or with ``raw_body`` under ``raw_type`` (an HTML page, a JSON error)
+        self.as_json = False
+        self.raw_body: bytes | None = None
+        self.raw_type = "application/json"
 
     @staticmethod
     def _norm_call(index: int, call: tuple[Any, ...]) -> tuple[str, Any, str | None]:
@@ -168,6 +173,28 @@ class Reply:
         reply.headers = dict(headers or {})
         reply.error_message = message
         reply.error_type = type
+        return reply
+
+    @classmethod
+    def plain(cls, reply: Reply | None = None) -> Reply:
+        """``reply`` (default: a text) as the whole JSON message of its format, sent as
+        ``application/json`` although the request asked for a stream: what some gateways
+        do."""
+        reply = reply or cls("a whole answer")
+        reply.as_json = True
+        return reply
+
+    @classmethod
+    def http_body(cls, body: str | bytes | Any, content_type: str = "application/json") -> Reply:
+        """Answer 200 with exactly ``body`` (text, bytes, or a value sent as JSON) under
+        ``content_type``: a 200 whose body is an error object, an HTML page from a proxy."""
+        reply = cls()
+        if isinstance(body, str):
+            body = body.encode()
+        elif not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        reply.raw_body = body
+        reply.raw_type = content_type
         return reply
 
     @classmethod
@@ -646,7 +673,15 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw_sse is not None:
             self._stream([reply.raw_sse.encode()], reply)
             return
-        if not body.get("stream"):
+        if reply.raw_body is not None:
+            self.send_response(200)
+            self.send_header("content-type", reply.raw_type)
+            self.send_header("content-length", str(len(reply.raw_body)))
+            self.end_headers()
+            self.wfile.write(reply.raw_body)
+            self.wfile.flush()
+            return
+        if not body.get("stream") or reply.as_json:
             payload = {"chat": render.chat_json, "responses": render.responses_json,
                        "anthropic": render.anthropic_json}[fmt]()
             self._json(200, payload, reply.headers)
