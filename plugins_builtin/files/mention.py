@@ -16,9 +16,10 @@ from typing import Any
 
 from agent import Attachment, MentionError, MentionSource, ToolCall, ToolContext, ToolError
 
-from .common import read_window, resolve
+from .common import resolve
 from .listing import run_list_dir
 from .read import refuse_secret
+from .window import read_window
 
 #: lines of a mentioned file attached (a note says where it was cut)
 MENTION_LINES = 1000
@@ -51,7 +52,7 @@ def source(config: Any) -> MentionSource:
             if real.is_dir():
                 listing = await run_list_dir({"path": token}, ctx)
                 return Attachment(f"[directory {token}]\n{listing.output}")
-            body, _shown = read_window(real, token, 1, MENTION_LINES)
+            body = read_window(real, token, 1, MENTION_LINES).body
         except ToolError as exc:
             raise MentionError(str(exc)) from None
         except OSError as exc:

@@ -180,6 +180,8 @@ async def test_every_write_tool_leaves_the_original_byte_identical(tmp_path, cas
     with small_fs(tmp_path / "fs") as fs:
         env = _workspace_on(fs, tmp_path)
         before = {name: digest(env.workspace / name) for name in ("victim.txt", "other.txt")}
+        if tool == "write_file" and (env.workspace / args["path"]).exists():
+            await env.look(args["path"])  # write_file replaces only a file it has read
         reason = _fault(kind, fs)
         out = await env.err(tool, args)
         assert "nothing changed: " in out and reason in out, out
@@ -237,6 +239,7 @@ _WITHOUT_OVERRIDE = textwrap.dedent("""
     from test_atomic_writes import WRITES
     calls = list(WRITES.values())
     async def main():
+        await env.look("victim.txt")  # write_file replaces only a file it has read
         for tool, args in calls:
             result = await env.call(tool, args)
             print(("ERR " if result.is_error else "OK ") + result.output.splitlines()[0])
@@ -325,6 +328,8 @@ async def test_undo_on_a_full_disk_changes_nothing_and_says_so(tmp_path, fake_pr
                                   flags={"yolo": True})
         session = make_session(config, hooks, base_url=fake_provider.openai_url)
         fake_provider.script(
+            Reply.tool_call("read_file", {"path": "a.txt"}, id="r1"),
+            Reply.tool_call("read_file", {"path": "b.txt"}, id="r2"),
             Reply.tool_call("write_file", {"path": "a.txt", "content": "a new\n"}, id="c1"),
             Reply.tool_call("write_file", {"path": "b.txt", "content": "b new\n"}, id="c2"),
             Reply.text("done"))

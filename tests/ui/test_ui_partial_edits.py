@@ -30,6 +30,8 @@ async def apply(files, name, args, reject_text):
     part = approvals.partial(tools[name], args, ds, {hunk_of(ds, reject_text)},
                              config.workspace)
     assert part is not None
+    if name == "write_file":  # it replaces only a file the model has read
+        await run_tool(tools["read_file"], {"path": args["path"]}, config)
     result = await run_tool(tools[name], part.arguments, config)
     assert not result.is_error, result.output
     return config.workspace, part
