@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,7 @@ from agent.shell.parse import split_words
 
 log = logging.getLogger("agent.custom_commands")
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 #: Templates larger than this are not read (bytes).
 TEMPLATE_CAP = 200_000
 #: Characters of one included file, of all included files, and how many files.
@@ -184,11 +186,18 @@ class CustomCommand:
     description: str = ""
     agent: str = ""
     body: str = ""
+    hint: str = ""  # argument-hint: what the arguments are, for the menu
 
 
-def read_command(path: Path, origin: str) -> CustomCommand | str:
-    """The command in ``path``, or why it is not one."""
-    name = path.name[:-len(".md")] if path.name.endswith(".md") else path.name
+#: origins whose files are Claude Code's or Codex's (frontmatter read leniently, as they do)
+FOREIGN = frozenset({"claude project", "claude user", "codex"})
+
+
+def read_command(path: Path, origin: str, name: str | None = None) -> CustomCommand | str:
+    """The command in ``path`` (called ``name``, default the file's stem), or why it is not
+    one."""
+    if name is None:
+        name = path.name[:-len(".md")] if path.name.endswith(".md") else path.name
     if not NAME_RE.match(name):
         return f"{name!r} is not a command name (letters, digits, . _ -; at most 64)"
     try:
@@ -197,7 +206,7 @@ def read_command(path: Path, origin: str) -> CustomCommand | str:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot be read: {exc}"
-    doc = frontmatter.parse(text)
+    doc = frontmatter.parse(text, lenient=origin in FOREIGN)
     if doc.problem:
         return doc.problem
     body = doc.body.strip()
@@ -209,29 +218,64 @@ def read_command(path: Path, origin: str) -> CustomCommand | str:
         description = first.lstrip("#").strip()
     if len(description) > DESCRIPTION_CAP:
         description = description[:DESCRIPTION_CAP - 3].rstrip() + "..."
+    hint = " ".join(doc.meta.get("argument-hint", "").split())
     return CustomCommand(name, path, origin, description, doc.meta.get("agent", "").strip(),
-                         body)
+                         body, hint)
 
 
-def command_dirs(workspace: Path, config_dir: Path) -> list[tuple[str, Path]]:
-    """``(origin, directory)`` in override order (the project's win)."""
-    return [("user", Path(config_dir) / "commands"),
-            ("project", Path(workspace) / ".agent" / "commands")]
+def command_dirs(workspace: Path, config_dir: Path,
+                 home: Path | None = None) -> list[tuple[str, Path]]:
+    """``(origin, directory)`` in override order (the project's win; ours win over Claude
+    Code's and Codex's).  ``home`` adds ``~/.codex/prompts``, ``~/.claude/commands`` and the
+    project's ``.claude/commands``."""
+    dirs: list[tuple[str, Path]] = []
+    if home is not None:
+        dirs += [("codex", Path(home) / ".codex" / "prompts"),
+                 ("claude user", Path(home) / ".claude" / "commands")]
+    dirs.append(("user", Path(config_dir) / "commands"))
+    if home is not None:
+        dirs.append(("claude project", Path(workspace) / ".claude" / "commands"))
+    dirs.append(("project", Path(workspace) / ".agent" / "commands"))
+    return dirs
 
 
-def discover(workspace: Path, config_dir: Path) -> tuple[dict[str, CustomCommand], list[str]]:
+def _files(origin: str, directory: Path) -> list[tuple[str, Path]]:
+    """``(command name, file)`` of one directory: Claude Code's nest (``frontend/x.md`` is
+    ``/frontend:x``), Codex's prompts are ``/prompts:x``, ours are flat."""
+    try:
+        if origin in ("claude project", "claude user"):
+            paths = sorted(p for p in directory.rglob("*.md"))
+        else:
+            paths = sorted(p for p in directory.iterdir() if p.name.endswith(".md"))
+    except OSError:
+        return []
+    out = []
+    for path in paths:
+        parts = path.relative_to(directory).with_suffix("").parts
+        name = ":".join(parts)
+        if origin == "codex":
+            name = "prompts:" + name
+        out.append((name, path))
+    return out
+
+
+def claude_home(config: Any) -> Path | None:
+    """The home whose Claude Code and Codex commands are read (None: ``compat = false``)."""
+    if config.get("compat") is False:
+        return None
+    return Path(config.get("compat_home") or os.path.expanduser("~"))
+
+
+def discover(workspace: Path, config_dir: Path, home: Path | None = None
+             ) -> tuple[dict[str, CustomCommand], list[str]]:
     """Every command file, by name, and the files skipped (with the reason)."""
     found: dict[str, CustomCommand] = {}
     skipped: list[str] = []
-    for origin, directory in command_dirs(workspace, config_dir):
-        try:
-            paths = sorted(p for p in directory.iterdir() if p.name.endswith(".md"))
-        except OSError:
-            continue
-        for path in paths:
+    for origin, directory in command_dirs(workspace, config_dir, home):
+        for name, path in _files(origin, directory):
             if not path.is_file():
                 continue
-            command = read_command(path, origin)
+            command = read_command(path, origin, name)
             if isinstance(command, str):
                 skipped.append(f"{path}: {command}")
                 log.warning("custom command %s skipped: %s", path, command)
@@ -251,7 +295,7 @@ def _reader_for(config: Any) -> Reader:
 
 async def run_command(app: Any, args: str, command: CustomCommand, config: Any) -> str | None:
     """Re-read the template (edits apply without a restart), expand it and start the turn."""
-    current = read_command(command.path, command.origin)
+    current = read_command(command.path, command.origin, command.name)
     if isinstance(current, str):
         return _fail(app, f"/{command.name}: {command.path} {current}")
     expansion = expand(current.body, args, _reader_for(config))
@@ -304,20 +348,33 @@ def _taken_names(config: Any) -> set[str]:
         taken.add(cmd.name)
         taken.update(cmd.aliases)
 
-    for impl in pm.hook.agent_register_commands.get_hookimpls():
-        if impl.plugin is me or impl.hookwrapper or impl.wrapper:
-            continue
-        kwargs = {"register": record, "config": config}
-        try:
-            impl.function(**{k: kwargs[k] for k in impl.argnames})
-        except Exception:  # that plugin's own registration reports its failure
-            continue
+    _recording.active = True
+    try:
+        for impl in pm.hook.agent_register_commands.get_hookimpls():
+            if impl.plugin is me or impl.hookwrapper or impl.wrapper:
+                continue
+            kwargs = {"register": record, "config": config}
+            try:
+                impl.function(**{k: kwargs[k] for k in impl.argnames})
+            except Exception:  # that plugin's own registration reports its failure
+                continue
+    finally:
+        _recording.active = False
     return taken
+
+
+#: set while :func:`_taken_names` records the other plugins' commands: this plugin's own
+#: registration, reached through its lazy stand-in (which is not this module), then adds
+#: nothing, so its commands never count as taken by themselves
+_recording = threading.local()
 
 
 @hookimpl
 def agent_register_commands(register, config):
-    commands, _ = discover(Path(config.workspace), Path(config.paths.config_dir))
+    if getattr(_recording, "active", False):
+        return
+    commands, _ = discover(Path(config.workspace), Path(config.paths.config_dir),
+                           claude_home(config))
     taken = _taken_names(config) if commands else set()
     for command in commands.values():
         if command.name in taken:
@@ -328,7 +385,12 @@ def agent_register_commands(register, config):
         def run(app: Any, args: str, _command: CustomCommand = command) -> Any:
             return run_command(app, args, _command, config)
 
-        where = ".agent/commands" if command.origin == "project" else "your commands"
+        where = WHERE.get(command.origin, "your commands")
         register(SlashCommand(command.name, f"{command.description} ({where})", run,
-                              args="[arguments]", takes_args=True))
+                              args=command.hint or "[arguments]", takes_args=True,
+                              expands=True))
+
+
+WHERE = {"project": ".agent/commands", "claude project": ".claude/commands",
+         "claude user": "~/.claude/commands", "codex": "~/.codex/prompts"}
 

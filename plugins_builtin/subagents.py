@@ -32,7 +32,7 @@ import copy
 import json
 import time
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent import (
@@ -111,12 +111,14 @@ class TaskTool(Tool):
     kind gets a specific refusal from :func:`run_task` instead of a schema error."""
 
     kinds: tuple[str, ...] = KINDS
+    help: dict[str, str] = field(default_factory=dict)  # agent-file kinds' descriptions
 
     def spec(self) -> dict[str, Any]:
         params = copy.deepcopy(self.parameters)
         kind = params["properties"]["kind"]
         kind["enum"] = list(self.kinds)
-        kind["description"] = "; ".join(KIND_HELP[k] for k in self.kinds)
+        kind["description"] = "; ".join(KIND_HELP.get(k) or f"{k}: {self.help.get(k, '')}"
+                                        for k in self.kinds)
         text = DESCRIPTION.format(kinds=", ".join(self.kinds))
         return {"name": self.name, "description": text, "parameters": params}
 
@@ -150,7 +152,69 @@ def worker_refusal(session: Any) -> str | None:
 
 
 def kinds_for(session: Any) -> tuple[str, ...]:
-    return KINDS if worker_refusal(session) is None else ("explore", "review")
+    builtin = KINDS if worker_refusal(session) is None else ("explore", "review")
+    return builtin + tuple(custom_kinds(session.config) if session is not None else ())
+
+
+# ---- kinds from agent files (Claude Code's .claude/agents) ------------------------------------
+
+#: Claude Code's tool names in an agent's ``tools`` -> ours
+CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
+    "Read": ("read_file", "read_many_files"), "Grep": ("grep",), "Glob": ("glob",),
+    "LS": ("list_dir",), "Bash": ("bash",), "WebFetch": ("web_fetch",),
+    "Edit": ("edit_file", "multi_edit", "apply_patch"), "MultiEdit": ("multi_edit",),
+    "Write": ("write_file",),
+}
+
+
+def agent_dirs(config: Any) -> list[Any]:
+    """``~/.claude/agents`` then the project's ``.claude/agents`` (it wins); none with
+    ``compat = false``."""
+    import os
+    from pathlib import Path
+
+    if config.get("compat") is False:
+        return []
+    home = Path(config.get("compat_home") or os.path.expanduser("~"))
+    return [home / ".claude" / "agents", Path(config.workspace) / ".claude" / "agents"]
+
+
+def custom_kinds(config: Any) -> dict[str, Any]:
+    """Subagent kinds from agent files, by name (a builtin kind's name is kept for it)."""
+    from agent.lib.agentfiles import read_dirs
+
+    found, _ = read_dirs(agent_dirs(config))
+    return {name: a for name, a in found.items() if name not in KINDS}
+
+
+def custom_tools(agent: Any, available: dict[str, Any]) -> list[str]:
+    """Our tools an agent file's ``tools`` names (all but ``task`` when it names none);
+    names with no counterpart are left out, never widened."""
+    if agent.tools is None:
+        return [n for n in available if n != "task"]
+    names: list[str] = []
+    for tool in agent.tools:
+        names += [n for n in CLAUDE_TOOLS.get(tool, (tool,)) if n in available and n != "task"]
+    return list(dict.fromkeys(names))
+
+
+class ListedGate:
+    """The gate of an agent-file subagent: a call of a tool outside the agent's ``tools`` is
+    denied here, before the inner gate (the parent's, or a quiet one) sees it."""
+
+    def __init__(self, inner: Any, allowed: list[str], kind: str) -> None:
+        self.inner = inner
+        self.allowed = frozenset(allowed)
+        self.kind = kind
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def decide(self, call: Any, tool: Any, effects: Any, session: Any) -> GateDecision:
+        if call.name not in self.allowed:
+            return GateDecision(False, "rule", f"{call.name} is not among the tools of the "
+                                f"{self.kind} agent ({', '.join(sorted(self.allowed))}).")
+        return await self.inner.decide(call, tool, effects, session)
 
 
 # ---- subagent gates -------------------------------------------------------------------------
@@ -280,20 +344,34 @@ def _findings(child: Any) -> str:
     return ""
 
 
-def build_child(parent: Any, kind: str) -> Any:
-    """The subagent's session: kind-specific tools and gate, the parent's runtime."""
+def build_child(parent: Any, kind: str, agent: Any = None) -> Any:
+    """The subagent's session: kind-specific tools and gate, the parent's runtime.  An
+    agent file's kind (``agent``) gets the tools it lists, enforced by its gate too; it asks
+    the user only where a worker could."""
     from agent.loop.session import Session
 
-    names = READ_TOOLS + (WRITE_TOOLS if kind == "worker" else ())
+    gate: Any
+    if agent is not None:
+        names = tuple(custom_tools(agent, parent.tools))
+        inner = parent.gate if worker_refusal(parent) is None else QuietGate(parent.gate, kind)
+        gate = ListedGate(inner, list(names), kind)
+    else:
+        names = READ_TOOLS + (WRITE_TOOLS if kind == "worker" else ())
+        gate = parent.gate if kind == "worker" else QuietGate(parent.gate, kind)
     tools = {n: parent.tools[n] for n in names if n in parent.tools}
-    gate = parent.gate if kind == "worker" else QuietGate(parent.gate, kind)
     recorder = None
     if parent.recorder is not None and hasattr(parent.recorder, "child"):
         recorder = parent.recorder.child(f"subagent:{kind}")
     child = Session(parent.runtime, origin=kind, tools=tools, gate=gate, max_steps=STEP_CAP,
                     thinking=parent.thinking, recorder=recorder, parent=parent)
     child.model = str(parent.config.get("subagent_model") or parent.model)
+    if agent is not None:
+        child.data[AGENT_PROMPT_KEY] = agent.prompt
     return child
+
+
+#: ``session.data`` key holding an agent-file subagent's system prompt
+AGENT_PROMPT_KEY = "subagent_prompt"
 
 
 async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
@@ -301,7 +379,8 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
     if parent is None:
         raise ToolError("task needs a running session.")
     kind = str(args.get("kind") or "explore")
-    if kind not in KINDS:
+    agent = None if kind in KINDS else custom_kinds(parent.config).get(kind)
+    if kind not in KINDS and agent is None:
         raise ToolError(f'Unknown subagent kind "{kind}". Use one of: '
                         f"{', '.join(kinds_for(parent))}.")
     if kind == "worker":
@@ -309,7 +388,7 @@ async def run_task(args: dict[str, Any], ctx: Any) -> ToolResult:
         if refusal:
             raise ToolError(refusal)
     description = " ".join(str(args["description"]).split())
-    child = build_child(parent, kind)
+    child = build_child(parent, kind, agent)
     record = new_record(ctx.call.id, kind, description, child.model)
     parent.data.setdefault(DATA_KEY, []).append(record)
     progress = Progress(record, child, ctx.emit_output)
@@ -402,12 +481,14 @@ def agent_offered_tools(tools, session):
     if session.origin != "model":
         return None
     kinds = kinds_for(session)
-    return [replace(t, kinds=kinds) if isinstance(t, TaskTool) else t for t in tools]
+    helps = {name: a.description for name, a in custom_kinds(session.config).items()}
+    return [replace(t, kinds=kinds, help=helps) if isinstance(t, TaskTool) else t
+            for t in tools]
 
 
 @hookimpl
 def agent_prompt_fragments(session):
-    prompt = PROMPTS.get(session.origin)
+    prompt = PROMPTS.get(session.origin) or session.data.get(AGENT_PROMPT_KEY)
     if prompt is None or getattr(session, "parent", None) is None:
         return None
     return Fragment("identity", prompt, order=0)  # replaces the main agent's identity

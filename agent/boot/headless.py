@@ -174,6 +174,50 @@ class JsonPrinter:
         self.out.flush_now()
 
 
+class _Expander:
+    """The command context an expanding slash command gets in a headless run: it keeps the
+    prompt the command starts and passes its warnings on as notices."""
+
+    def __init__(self, session: Any, printer: Any) -> None:
+        self.session = session
+        self.config = session.config
+        self.workspace = session.workspace
+        self.prompt: str | None = None
+        self._printer = printer
+
+    def run_prompt(self, prompt: str) -> None:
+        self.prompt = prompt
+
+    def warn(self, text: str) -> None:
+        self._printer(ev.NoticeEvent(text))
+
+    notice = error = warn
+
+
+async def expand_command(session: Any, prompt: str, printer: Any) -> str:
+    """``/name args`` of a command that expands to a prompt (``SlashCommand.expands``: a
+    custom command) becomes that prompt; anything else is sent as typed."""
+    import inspect
+
+    text = prompt.strip()
+    hooks = getattr(session, "hooks", None)
+    if not text.startswith("/") or text.startswith("//") or hooks is None:
+        return prompt
+    name, _, args = text[1:].partition(" ")
+    command = hooks.commands(session.config).get(name)
+    if command is None or not getattr(command, "expands", False):
+        return prompt
+    ctx = _Expander(session, printer)
+    result = command.run(ctx, args.strip())
+    if inspect.isawaitable(result):
+        result = await result
+    if ctx.prompt is not None:
+        return ctx.prompt
+    if isinstance(result, str) and result:
+        printer(ev.NoticeEvent(result))
+    return prompt
+
+
 class ResultPrinter(TextPrinter):
     """``--output-format json``: stdout holds only each turn's ``result`` object (one line);
     diagnostics go to stderr as in plain mode."""
@@ -257,6 +301,7 @@ class Turns:
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
     """Run one turn, print every event, and return the exit code."""
     code = EXIT_PROVIDER
+    prompt = await expand_command(session, prompt, printer)
     message: Any = prompt
     hooks = getattr(session, "hooks", None)
     if "@" in prompt and hooks is not None:  # @server:uri mentions attach what they name

@@ -27,7 +27,9 @@ class SlashCommand:
 
     ``run(app, args)`` receives the front end's command context (see ``agent.ui``) and the
     text after the name; it may be async.  ``info`` commands work before a provider is
-    configured.  ``takes_args`` makes tab completion add a trailing space.
+    configured.  ``takes_args`` makes tab completion add a trailing space.  ``expands``
+    marks a command that only turns its arguments into a prompt (``app.run_prompt(text)``,
+    as custom commands do): ``agent -p "/name args"`` runs it to get the prompt it sends.
     """
 
     name: str
@@ -38,6 +40,7 @@ class SlashCommand:
     info: bool = False
     takes_args: bool = False
     plugin: str = ""
+    expands: bool = False
 
 
 @dataclass

@@ -48,11 +48,14 @@ def unquote(value: str) -> str:
     return value
 
 
-def parse(text: str) -> Document:
+def parse(text: str, *, lenient: bool = False) -> Document:
     """Split ``text`` into frontmatter keys and body.
 
     The frontmatter is the block between a first line ``---`` and the next line ``---``.
     Without both lines the whole text is the body.  A repeated key keeps its last value.
+    ``lenient`` reads frontmatter that is not valid YAML as Claude Code does: each
+    ``key: value`` line as text (``argument-hint: [pr-number] [focus]`` is two flow
+    sequences in a row to YAML, an error), continuation lines ignored.
     """
     text = text.removeprefix("\ufeff")
     lines = text.splitlines(keepends=True)
@@ -69,7 +72,19 @@ def parse(text: str) -> Document:
     if flat is not None:
         return Document(meta=flat, body=body, has_frontmatter=True)
     meta, problem = _read_yaml("\n".join(block))
+    if problem and lenient:
+        return Document(meta=_read_lines(block), body=body, has_frontmatter=True)
     return Document(meta=meta, body=body, has_frontmatter=True, problem=problem)
+
+
+def _read_lines(block: list[str]) -> dict[str, str]:
+    """Every top-level ``key: value`` line, its value as written (quotes removed)."""
+    meta: dict[str, str] = {}
+    for line in block:
+        m = _KEY_VALUE.match(line)
+        if m and not line[:1].isspace():
+            meta[m.group(1)] = unquote(m.group(2))
+    return meta
 
 
 def _read_flat(block: list[str]) -> dict[str, str] | None:

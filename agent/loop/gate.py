@@ -149,7 +149,7 @@ def flag_rules(config: Config) -> FlagRules | None:
     if flags is None:
         flags = FlagRules(mode=mode) if mode != "default" else None
     elif mode != flags.mode:
-        flags = FlagRules(flags.allow, flags.deny, mode)
+        flags = FlagRules(flags.allow, flags.deny, mode, flags.imported)
     return None if flags is None or flags.empty else flags
 
 

@@ -69,6 +69,10 @@ class FlagRules:
     allow: tuple[tuple[str, str], ...] = ()
     deny: tuple[tuple[str, str], ...] = ()
     mode: str = "default"
+    #: ``(which, tool, pattern)`` of the rules among ``allow``/``deny`` that came from another
+    #: agent's settings rather than this command line: not checked against the tools (a
+    #: disabled plugin's tool is no typo) and not echoed as typed flags
+    imported: tuple[tuple[str, str, str], ...] = ()
     _tables: dict[str, dict[str, Rules]] = field(default_factory=dict, compare=False,
                                                  repr=False)
 
@@ -83,6 +87,15 @@ class FlagRules:
         return cls(tuple(parse_flag_rule(a, "--allow") for a in allow),
                    tuple(parse_flag_rule(d, "--deny") for d in deny), chosen)
 
+    def with_imported(self, allow: Iterable[tuple[str, str]] = (),
+                      deny: Iterable[tuple[str, str]] = ()) -> FlagRules:
+        """These rules plus ``allow``/``deny`` translated from another agent's settings: they
+        judge exactly as typed flags do (an allow only turns an ask into allow, a deny wins
+        over everything but a guard)."""
+        allow, deny = tuple(allow), tuple(deny)
+        marks = tuple(("allow", t, p) for t, p in allow) + tuple(("deny", t, p) for t, p in deny)
+        return FlagRules(self.allow + allow, self.deny + deny, self.mode, self.imported + marks)
+
     @property
     def empty(self) -> bool:
         return not (self.allow or self.deny) and self.mode == "default"
@@ -93,13 +106,19 @@ class FlagRules:
                  "plan": ["plan mode (read-only)"]}.get(self.mode, [])
         for which in ("allow", "deny"):
             for tool, pattern in getattr(self, which):
+                if (which, tool, pattern) in self.imported:
+                    continue
                 parts.append(f"--{which} {tool}" if pattern == "*"
                              else f"--{which} '{tool}:{pattern}'")
+        if self.imported:
+            parts.append(f"{len(self.imported)} rules from another agent's settings "
+                         "(docs/compat.md)")
         return "permissions for this run: " + ", ".join(parts)
 
     def tools(self) -> list[tuple[str, str]]:
         """``(flag, tool key)`` of every rule, for checking the names against the tools."""
-        return [("--allow", t) for t, _ in self.allow] + [("--deny", t) for t, _ in self.deny]
+        return [(f"--{which}", t) for which in ("allow", "deny")
+                for t, p in getattr(self, which) if (which, t, p) not in self.imported]
 
     def table(self, which: str) -> dict[str, Rules]:
         """The rules of ``--allow`` or ``--deny`` as a permission table (cached)."""
@@ -161,6 +180,13 @@ class FlagRules:
             hit = judge(flagged, subjects, tool_name, unmatched=False)
             if hit is not None and hit.decision == "deny":
                 typed = _flag_source(hit.source)
+                _flag, _, rest = hit.source.partition(" ")
+                tool, _, quoted = rest.partition(": ")
+                if ("deny", tool, quoted.strip('"') or "*") in self.imported:
+                    rule = f"{tool}:{quoted.strip(chr(34))}" if quoted else tool
+                    return Verdict.deny(f"Refused by the deny rule {rule}, translated from "
+                                        "another agent's settings (docs/compat.md).",
+                                        f"imported deny {rule}")
                 return Verdict.deny(f"Refused by {typed} (given on the command line for this "
                                     "run).", typed)
         if self.mode == "plan" and effects.mutating and not proven_read_only(effects, verdict):

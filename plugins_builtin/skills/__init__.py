@@ -8,6 +8,7 @@ from the registry (``/registry``), the user's config dir and the project's ``.ag
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from .library import Catalogue, Library
 
 TOOL_NAME = "skill"
 
-_libraries: dict[tuple[Path, Path], Library] = {}
+_libraries: dict[tuple[Path, Path, Path | None], Library] = {}
 
 #: How many libraries are kept, the most recently used: one process uses one or two; one
 #: that works in many workspaces (an embedder; the test suite's in-process runs) would
@@ -39,10 +40,12 @@ LIBRARIES_KEPT = 8
 
 def library_for(config: Any) -> Library:
     """The :class:`Library` of ``config``'s config dir and workspace (one per pair)."""
-    key = (Path(config.paths.config_dir), Path(config.workspace))
+    home = None if config.get("compat") is False else Path(
+        config.get("compat_home") or os.path.expanduser("~"))
+    key = (Path(config.paths.config_dir), Path(config.workspace), home)
     lib = _libraries.pop(key, None)
     if lib is None:
-        lib = Library(*key)
+        lib = Library(key[0], key[1], home=home)
     _libraries[key] = lib  # the most recently used last
     while len(_libraries) > LIBRARIES_KEPT:
         del _libraries[next(iter(_libraries))]

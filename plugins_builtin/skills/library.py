@@ -74,7 +74,7 @@ class Catalogue:
 
 def parse_skill(text: str, origin: str, path: str = "") -> Skill | str:
     """The skill in ``text``, or the reason it is not one."""
-    doc = frontmatter.parse(text)
+    doc = frontmatter.parse(text, lenient=origin in CLAUDE_ORIGINS)
     if not doc.has_frontmatter:
         return "no --- frontmatter"
     if doc.problem:
@@ -95,18 +95,34 @@ def parse_skill(text: str, origin: str, path: str = "") -> Skill | str:
     return Skill(name, description, body, origin, path)
 
 
-def locations(config_dir: Path, workspace: Path) -> list[tuple[str, Path]]:
-    """``(origin, directory)`` in override order (later wins)."""
-    return [
-        ("builtin", BUNDLED_DIR),
-        ("registry", config_dir / "registry" / "skills"),
-        ("user", config_dir / "skills"),
-        ("project", workspace / ".agent" / "skills"),
-    ]
+#: origins whose skills are Claude Code's: one directory per skill holding ``SKILL.md``
+CLAUDE_ORIGINS = frozenset({"claude user", "claude project"})
 
 
-def _markdown_files(directory: Path) -> list[os.DirEntry[str]]:
+def locations(config_dir: Path, workspace: Path,
+              home: Path | None = None) -> list[tuple[str, Path]]:
+    """``(origin, directory)`` in override order (later wins).  ``home`` adds Claude Code's
+    ``~/.claude/skills`` and the project's ``.claude/skills`` (ours win over theirs)."""
+    dirs = [("builtin", BUNDLED_DIR), ("registry", config_dir / "registry" / "skills")]
+    if home is not None:
+        dirs.append(("claude user", home / ".claude" / "skills"))
+    dirs.append(("user", config_dir / "skills"))
+    if home is not None:
+        dirs.append(("claude project", workspace / ".claude" / "skills"))
+    dirs.append(("project", workspace / ".agent" / "skills"))
+    return dirs
+
+
+def _markdown_files(directory: Path, origin: str = "") -> list[os.DirEntry[str]]:
     try:
+        if origin in CLAUDE_ORIGINS:  # <name>/SKILL.md
+            with os.scandir(directory) as it:
+                subdirs = sorted(e.path for e in it if e.is_dir())
+            found = []
+            for sub in subdirs:
+                with os.scandir(sub) as inner:
+                    found += [e for e in inner if e.name == "SKILL.md" and e.is_file()]
+            return found
         with os.scandir(directory) as it:
             return sorted((e for e in it if e.name.endswith(".md") and e.is_file()),
                           key=lambda e: e.name)
@@ -120,7 +136,7 @@ def load(dirs: list[tuple[str, Path]]) -> Catalogue:
     found: dict[str, Skill] = {}
     skipped: list[Skipped] = []
     for origin, directory in dirs:
-        for entry in _markdown_files(directory):
+        for entry in _markdown_files(directory, origin):
             path = Path(entry.path)
             try:
                 if entry.stat().st_size > FILE_CAP:
@@ -144,7 +160,7 @@ def _signature(dirs: list[tuple[str, Path]]) -> tuple[object, ...]:
     for origin, directory in dirs:
         if origin == "builtin":
             continue
-        for entry in _markdown_files(directory):
+        for entry in _markdown_files(directory, origin):
             try:
                 st = entry.stat()
             except OSError:
@@ -161,8 +177,8 @@ class Library:
     """
 
     def __init__(self, config_dir: Path, workspace: Path,
-                 dirs: list[tuple[str, Path]] | None = None) -> None:
-        self.dirs = dirs if dirs is not None else locations(config_dir, workspace)
+                 dirs: list[tuple[str, Path]] | None = None, home: Path | None = None) -> None:
+        self.dirs = dirs if dirs is not None else locations(config_dir, workspace, home)
         self._signature: tuple[object, ...] | None = None
         self._catalogue = Catalogue()
 
