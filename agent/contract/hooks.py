@@ -411,6 +411,20 @@ class Hooks:
         for _ in self._each("agent_session_start", session=session):
             pass
 
+    def prompt_submitted(self, prompt: str, session: Session) -> tuple[str | None, str]:
+        """(why the prompt is refused, or None; the context plugins add to it), from
+        ``agent_prompt_submitted`` in plugin-name order (errors isolated)."""
+        from agent.contract.verdict import Verdict
+
+        context: list[str] = []
+        for plugin, result in self._each("agent_prompt_submitted", prompt=prompt,
+                                         session=session):
+            if isinstance(result, Verdict) and result.decision == "deny":
+                return result.reason or f"refused by the {plugin} plugin", ""
+            if isinstance(result, str) and result.strip():
+                context.append(result.strip())
+        return None, "\n\n".join(context)
+
     def before_tool_call(self, call: ToolCall, effects: Effects, session: Session) -> None:
         """Tell observers an approved call is about to run (errors isolated)."""
         for _ in self._each("agent_before_tool_call", call=call, effects=effects,

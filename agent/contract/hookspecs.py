@@ -461,6 +461,26 @@ def agent_session_start(session: Session) -> None:
 
 
 @hookspec
+def agent_prompt_submitted(prompt: str, session: Session) -> str | Verdict | None:
+    """Look at a prompt the person sent, before it joins the history and goes to the model.
+
+    Called once per turn of the main session (never for a subagent's prompt), with the
+    prompt's text.  Return ``Verdict.deny(reason)`` to refuse it: it is not added to the
+    history, nothing is sent, and the turn ends at once with an ``error`` event (kind
+    ``refused``, the reason as its message) and a ``done`` event (reason ``error``).  Return
+    a string to add context: it is sent after the prompt, in the same message.  None (or any
+    other verdict) lets it go as it is.  An exception is logged and ignored.
+
+    Example::
+
+        @hookimpl
+        def agent_prompt_submitted(prompt, session):
+            if "password" in prompt.lower():
+                return Verdict.deny("do not paste credentials into the prompt")
+    """
+
+
+@hookspec
 def agent_before_tool_call(call: ToolCall, effects: Effects, session: Session) -> None:
     """Observe a tool call the gate allowed, just before it runs (snapshots, audit logs).
 

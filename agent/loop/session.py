@@ -344,6 +344,16 @@ class Session:
 
     async def _turn(self, prompt: str | Message) -> AsyncGenerator[ev.Event, None]:
         message = prompt if isinstance(prompt, Message) else Message.user(prompt)
+        if self.parent is None:  # the person's prompt: plugins may refuse it or add to it
+            refused, context = self.hooks.prompt_submitted(message.text, self)
+            if refused is not None:
+                error = ev.ErrorEvent(refused, "refused")
+                self._emit_coarse(error)
+                yield error
+                yield ev.DoneEvent("error")
+                return
+            if context:
+                message = Message(message.role, [*message.parts, TextPart(context)])
         self._append(message)
         if self.parent is None:  # a subagent shares its parent's gate, and its turn
             self.gate.new_turn()

@@ -11,7 +11,8 @@ At configure time (before the MCP plugin reads its servers) the plugin reads
   guard), ask rules join the project's tighten-only rules;
 - hooks run with Claude Code's protocol (:mod:`.hooks`): ``PreToolUse`` as a guard (it can
   deny or ask, never allow; a crash, timeout or other exit code denies unless
-  ``on_error = "allow"``), ``PostToolUse`` on each result, ``SessionStart``, ``Stop`` and
+  ``on_error = "allow"``), ``PostToolUse`` on each result, ``UserPromptSubmit`` (it may
+  refuse a prompt or add context), ``SessionStart``, ``SessionEnd``, ``Stop`` and
   ``SubagentStop``.
 
 What a repository's files ask for that could hurt (servers, hooks, allow rules) is used only
@@ -66,8 +67,8 @@ def home_of(config: Any) -> Path:
 @hookimpl
 def agent_addoption(options):
     options.add(Option("compat", type="bool", default=True, flag="--no-compat", negate=True,
-                       help="read Claude Code's and Codex's setup (.mcp.json, .claude/, "
-                            "~/.claude, ~/.codex; docs/compat.md)"))
+                       help="ignore Claude Code's and Codex's setup: no .mcp.json, "
+                            ".claude/, ~/.claude or ~/.codex read (docs/compat.md)"))
     options.add(Option("compat_home", help="the home directory whose ~/.claude, "
                                            "~/.claude.json and ~/.codex are read (default: "
                                            "yours)"))
@@ -308,6 +309,33 @@ def _fire(session: Any, event: str, **fields: Any) -> None:
         out = hookrun.run_hook(hook, payload, cwd)
         if out.failed:
             log.warning("%s", out.reason)
+
+
+@hookimpl
+def agent_prompt_submitted(prompt, session):
+    hooks = _hooks_for(session, "UserPromptSubmit")
+    if not hooks:
+        return None
+    cwd = str(session.workspace)
+    payload = hookrun.base_payload("UserPromptSubmit", session, cwd)
+    payload["prompt"] = prompt
+    added = []
+    for hook in hooks:
+        out = hookrun.run_hook(hook, payload, cwd)
+        if out.failed:
+            log.warning("%s", out.reason)
+        elif out.block:
+            return Verdict.deny(f"The prompt was refused by a UserPromptSubmit hook: "
+                                f"{out.reason or 'no reason given'}", "hook")
+        elif out.context:
+            added.append(out.context)
+    return "\n\n".join(added) or None
+
+
+@hookimpl
+def agent_close_session(session):
+    if getattr(session, "parent", None) is None:
+        _fire(session, "SessionEnd", reason="exit")
 
 
 @hookimpl

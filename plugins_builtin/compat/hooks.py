@@ -35,7 +35,8 @@ log = logging.getLogger("agent.compat")
 #: the events Claude Code documents; those in :data:`RUN` are run here, the rest reported
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop",
           "SessionStart", "SessionEnd", "PreCompact", "Notification")
-RUN = frozenset({"PreToolUse", "PostToolUse", "SessionStart", "Stop", "SubagentStop"})
+RUN = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart",
+                 "SessionEnd", "Stop", "SubagentStop"})
 #: seconds a hook may take when it names no timeout (Claude Code's default is 60)
 DEFAULT_TIMEOUT = 60.0
 #: characters of a hook's stdout/stderr kept

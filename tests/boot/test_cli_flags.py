@@ -67,6 +67,7 @@ EFFECTS = {
     "--no-plugins": lambda tools, prompt, tmp: "scribble" in tools,
     "--no-mcp": lambda tools, prompt, tmp: (tmp / "mcp-started").exists(),
     "--no-stdin": lambda tools, prompt, tmp: "<stdin>\\npiped words" in prompt,
+    "--no-compat": lambda tools, prompt, tmp: "house-release" in prompt,
 }
 
 
@@ -84,6 +85,10 @@ def test_each_no_flag_turns_its_feature_off(flag, tmp_path, fake_provider):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "AGENTS.md").write_text("Always follow the house style.\n")
+    skill = ws / ".claude" / "skills" / "house-release"  # Claude Code's, read by compat
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: house-release\ndescription: cut a release"
+                                    "\n---\nTag, build, publish.\n")
     results = {}
     for with_flag in (False, True):
         run = tmp_path / ("with" if with_flag else "without")

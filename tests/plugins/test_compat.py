@@ -267,3 +267,26 @@ def test_agent_files_are_task_kinds_with_their_tool_lists_on_the_wire(tmp_path, 
     assert sub["messages"][0]["content"].startswith("You are a senior reviewer.")
     assert not (ws / "sneaky.txt").exists()  # bash is not among its tools: never ran
     assert "bash" in tool_results(fake_provider.bodies[2])[0]
+
+
+def test_user_prompt_submit_hook_refuses_or_adds_context(tmp_path, fake_provider):
+    ws, home = tmp_path / "ws", tmp_path / "userhome"
+    ws.mkdir()
+    home.mkdir()
+    script = ws.parent / "gate.py"
+    script.write_text(
+        "import json, sys\n"
+        "prompt = json.load(sys.stdin)['prompt']\n"
+        "if 'secret' in prompt:\n"
+        "    print('no secrets in prompts', file=sys.stderr); sys.exit(2)\n"
+        "print('the build is frozen today')\n")
+    _config(ws, f'[[hooks.UserPromptSubmit]]\ncommand = "{sys.executable} {script}"\n')
+    fake_provider.script(Reply.text("noted"))
+    proc = agent(["-p", "here is my secret"], ws, home, fake_provider)
+    assert proc.returncode != 0
+    assert "no secrets in prompts" in proc.stderr + proc.stdout
+    assert not fake_provider.bodies  # nothing was sent
+    proc = agent(["-p", "ship it"], ws, home, fake_provider)
+    assert proc.returncode == 0, proc.stderr
+    sent = json.dumps(fake_provider.bodies[0]["messages"][-1])
+    assert "ship it" in sent and "the build is frozen today" in sent
