@@ -49,6 +49,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("agent/shell/*.py", "prune"): "git's prune subcommand in shell parsing",
     ("agent/shell/*.py", "bell"): "a program's name in shell parsing",
     ("agent/shell/*.py", "grep"): "a program's name in shell parsing",
+    ("agent/shell/*.py", "compat"): "awk's --compat option in shell parsing",
     ("agent/contain/safegit.py", "git"): "the git program the core hardens",
     ("agent/boot/doctor.py", "git"): "the git program doctor checks for",
     ("agent/boot/config.py", "git"): "the `git` tool set in the default tool_sets (a tool set, "
