@@ -113,6 +113,9 @@ def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
                              "(prompt from the argument or stdin)")
     parser.add_argument("--json", action="store_true",
                         help="with -p: one JSON event per line (--output-format stream-json)")
+    parser.add_argument("--raw-output", action="store_true",
+                        help="with -p in text mode: print the model's text as it came, "
+                             "terminal escape sequences included (they are removed otherwise)")
     parser.add_argument("--output-format", choices=("text", "json", "stream-json"),
                         help="with -p: text (the answer), json (one result object at the "
                              "end) or stream-json (one event per line, then the result; "
@@ -149,8 +152,8 @@ def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
                         help="deny calls matching RULE for this run, e.g. --deny 'bash:git push*' "
                              "(repeatable; wins over every allow)")
     seen = {"--disable", "--enable", "--no-plugins", "--json", "--version", "--print",
-            "--continue", "--resume", "--allow", "--deny", "--output-format", "--input-format",
-            "--no-stdin", "--session-id", "--verbose"}
+            "--continue", "--resume", "--allow", "--deny", "--output-format", "--raw-output",
+            "--input-format", "--no-stdin", "--session-id", "--verbose"}
     group = parser.add_argument_group("settings (also config keys)")
     for option in options:
         if not option.flag or option.flag in seen:

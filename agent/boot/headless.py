@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from agent.boot.headless_result import CostTotal, TurnRecord, files_changed
 from agent.contract import events as ev
 from agent.contract.messages import clean_text
+from agent.lib.visible import strip_controls, visible
 
 #: Exit codes of ``agent`` (documented in docs/headless.md; a code is never reused).
 EXIT_OK = 0
@@ -98,23 +99,39 @@ class BatchedOutput:
             raise failure
 
 
-class TextPrinter:
-    """Plain mode: the answer on stdout, one tagged line per diagnostic on stderr."""
+def terminal_text(text: str, raw: bool = False) -> str:
+    """The model's text as text mode prints it for a terminal: escape sequences and control
+    characters removed (a page the model read could otherwise set the clipboard with OSC 52,
+    retitle or clear the screen), unless ``raw`` (``--raw-output``)."""
+    text = clean_text(text)
+    return text if raw else strip_controls(text)
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+
+def diagnostic_text(line: str) -> str:
+    """A diagnostic line as stderr shows it: a command, path or argument in it is shown as
+    it would run, hidden and reordering characters spelled out (``⟨U+202E⟩``)."""
+    return visible(clean_text(line))
+
+
+class TextPrinter:
+    """Plain mode: the answer on stdout, one tagged line per diagnostic on stderr.
+    ``raw_output`` prints the model's text as it came (see :func:`terminal_text`)."""
+
+    def __init__(self, out: TextIO, err: TextIO, raw_output: bool = False) -> None:
         self.out, self.err = BatchedOutput(out), err
+        self.raw_output = raw_output
         self.ended_with_newline = True
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextEvent):
-            self.out.write(clean_text(event.text))
+            self.out.write(terminal_text(event.text, self.raw_output))
             if event.text:
                 self.ended_with_newline = event.text.endswith("\n")
             return
         line = _diagnostic(event)
         if line is not None:
             self.out.flush_now()  # the answer so far comes before the diagnostic
-            self.err.write(clean_text(line) + "\n")
+            self.err.write(diagnostic_text(line) + "\n")
             self.err.flush()
         if isinstance(event, ev.DoneEvent):
             if not self.ended_with_newline:
@@ -240,13 +257,13 @@ class ResultPrinter(TextPrinter):
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
-def printer_for(output: str, out: TextIO, err: TextIO) -> Any:
-    """The printer of an ``--output-format``."""
+def printer_for(output: str, out: TextIO, err: TextIO, raw_output: bool = False) -> Any:
+    """The printer of an ``--output-format`` (``raw_output``: ``--raw-output``, text only)."""
     if output == "stream-json":
         return JsonPrinter(out)
     if output == "json":
         return ResultPrinter(out, err)
-    return TextPrinter(out, err)
+    return TextPrinter(out, err, raw_output)
 
 
 class Turns:
@@ -324,7 +341,7 @@ async def run_turn(session: Any, prompt: str, printer: Any) -> int:
 
 def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | None = None,
         out: TextIO | None = None, err: TextIO | None = None,
-        messages: Any = None) -> int:
+        messages: Any = None, raw_output: bool = False) -> int:
     """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130.
 
     ``output`` is the ``--output-format`` (``json_mode`` is the older spelling of
@@ -342,7 +359,8 @@ def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | Non
                 reconfigure(errors="replace")
             except (ValueError, OSError):
                 pass
-    printer = printer_for(output or ("stream-json" if json_mode else "text"), out, err)
+    printer = printer_for(output or ("stream-json" if json_mode else "text"), out, err,
+                          raw_output)
     turns = Turns(session, printer)
 
     async def main() -> int:

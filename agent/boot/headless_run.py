@@ -29,7 +29,8 @@ def check_flags(args: Any) -> str:
     headless = bool(args.headless)
     for flag, value in (("--json", args.json), ("--output-format", args.output_format),
                         ("--input-format", args.input_format), ("--no-stdin", args.no_stdin),
-                        ("--verbose", args.verbose)):
+                        ("--verbose", args.verbose),
+                        ("--raw-output", getattr(args, "raw_output", False))):
         if value and not headless:
             return f"{flag} only works with -p"
     if args.json and args.output_format not in (None, "stream-json"):
@@ -157,7 +158,8 @@ def run(boot: Any, args: Any) -> int:
         messages = MessageStream(stdin_stream() or io.BytesIO())
     code = headless.EXIT_PROVIDER
     try:
-        code = headless.run(session, prompt, output=output, messages=messages)
+        code = headless.run(session, prompt, output=output, messages=messages,
+                            raw_output=bool(getattr(args, "raw_output", False)))
     finally:
         closed = hooks.close_session(session)
         for note in closed.notes:
