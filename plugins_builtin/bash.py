@@ -35,6 +35,14 @@ MAX_TIMEOUT_MS = 600_000
 TAIL_CHARS = 1_000_000
 #: The part of the result (characters) the two sections share.
 RESULT_BUDGET = 2 * TAIL_CHARS
+#: How bash is started: no login profile and no rc file.  A login shell (``bash -l``) sources
+#: ``/etc/profile``, which on Debian and Ubuntu sets PATH afresh: the venv, nvm or PATH entry the
+#: agent was started with would be lost, and whatever the profile prints (a version manager
+#: that cannot write its cache in the sandbox) would land in every result.
+BASH_ARGV = ("bash", "--noprofile", "--norc", "-c")
+#: Variables naming a file that a non-interactive bash (or sh) sources before the command:
+#: the same profile noise, and a way to run code the command line does not show.
+STARTUP_FILE_VARIABLES = ("BASH_ENV", "ENV")
 #: After SIGTERM, how long the command's processes get before SIGKILL (seconds).
 KILL_GRACE = 0.25
 #: After the command exits, how long to keep reading output that background jobs still write.
@@ -58,7 +66,7 @@ PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "minLength": 1,
-                    "description": "The command line, run with `bash -lc` in the workspace root."},
+                    "description": "The command line, run with `bash -c` in the workspace root."},
         "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS,
                     "description": "Milliseconds before the command is killed "
                                    f"(default {DEFAULT_TIMEOUT_MS})."},
@@ -256,6 +264,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def command_environment() -> dict[str, str]:
+    """The environment a command starts from: the agent's own, as it was started (PATH
+    included, so an activated venv's tools are found), less the startup-file variables.  The
+    sandbox then takes the credentials out."""
+    return {k: v for k, v in os.environ.items() if k not in STARTUP_FILE_VARIABLES}
+
+
 async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     command: str = args["command"]
     timeout_ms = int(args.get("timeout") or DEFAULT_TIMEOUT_MS)
@@ -268,8 +283,8 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     mode = WORKSPACE_WRITE if ctx.approved else READ_ONLY
     try:
         proc = await sandbox_for(ctx.config).spawn(
-            ["bash", "-lc", command], mode=mode, network=bool(args.get("network")),
-            cwd=str(ctx.workspace), stdout=out_w, stderr=err_w)
+            [*BASH_ARGV, command], mode=mode, network=bool(args.get("network")),
+            cwd=str(ctx.workspace), env=command_environment(), stdout=out_w, stderr=err_w)
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -386,8 +401,9 @@ def bash_tool(mode: str = WORKSPACE_WRITE) -> Tool:
         effects=_effects,
         describe=describe,
         tool_set="core",
-        prompt="runs `bash -lc` in the workspace root; prefer the file tools for reading and "
-               "editing files; never start interactive programs or ones that wait for input.",
+        prompt="runs `bash -c` in the workspace root, with the PATH agent was started with; "
+               "prefer the file tools for reading and editing files; never start interactive "
+               "programs or ones that wait for input.",
     )
 
 

@@ -22,7 +22,7 @@ INTERRUPTED = "The user interrupted this command. It did not finish, so its effe
 
 @pytest.fixture(autouse=True)
 def quiet_home(tmp_path, monkeypatch):
-    # `bash -l` sources the user's profile; a bare HOME keeps each call at a few milliseconds.
+    # A bare HOME: nothing of the user's own files reaches the commands under test.
     home = tmp_path / "userhome"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
