@@ -73,7 +73,12 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("sandbox_writable", type="list", default=[],
            help="extra directories sandboxed commands may write (caches, for example)"),
     Option("sandbox_env_passthrough", type="list", default=[],
-           help="credential-looking environment variables sandboxed commands still get"),
+           help="credential-looking environment variables commands still get (names; "
+                "shell_env.include says the same with patterns)"),
+    Option("shell_env", type="dict", default={},
+           help="the environment of commands, git and hooks: include = [patterns] brings "
+                "credential variables back, exclude = [patterns] takes more out, set = "
+                "{NAME = value} adds (docs/security.md)"),
     Option("sandbox_bwrap", help="path of the bwrap binary to use (default: the bundled one, "
                                  "then bwrap on PATH)", metavar="PATH"),
     Option("permission_mode", default="default", choices=("default", "accept-edits", "plan"),
@@ -305,6 +310,11 @@ def build(
         option = options.get(key)
         # Unknown keys are kept (a plugin not loaded this run may own them).
         checked_file[key] = _coerce(option, value, where) if option else value
+    if "shell_env" in checked_file:
+        from agent.contain.envpolicy import shell_env_problems
+
+        for problem in shell_env_problems(checked_file["shell_env"]):
+            raise ConfigError(f"{where}: {problem}")
     env_values: dict[str, Any] = {}
     flags: dict[str, Any] = {}
     for option in options:

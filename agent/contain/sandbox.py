@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.contain import procs
+from agent.contain.envpolicy import policy_from_config, scrub_environment
 from agent.contain.sandbox_policy import (
     HOME_SECRETS,
     MODES,
@@ -39,7 +40,6 @@ from agent.contain.sandbox_policy import (
     WORKSPACE_WRITE,
     Policy,
     bwrap_args,
-    scrub_environment,
     seatbelt_args,
 )
 from agent.contract.verdict import Verdict
@@ -304,7 +304,8 @@ class Sandbox:
         self.network = bool(config.get("sandbox_network"))
         self.writable = tuple(os.path.abspath(os.path.expanduser(str(p)))
                               for p in config.get("sandbox_writable") or ())
-        self.passthrough = tuple(str(n) for n in config.get("sandbox_env_passthrough") or ())
+        #: what ``shell_env`` (and ``sandbox_env_passthrough``) change about the scrub
+        self.env_policy = policy_from_config(config)
         self.platform = sys.platform
         self._tmpdir: str | None = None
         self._empty_file: str | None = None
@@ -483,18 +484,19 @@ class Sandbox:
     def environment(self, env: Mapping[str, str] | None = None, *,
                     sandboxed: bool = True, keep: Sequence[str] | set[str] = ()
                     ) -> dict[str, str]:
-        """The environment of a sandboxed process: ``env`` (default: ours) without the
-        credentials the agent holds or any ``AGENT_*``/``*_API_KEY``/``*_TOKEN``/``*_SECRET``
-        variable, except those in ``sandbox_env_passthrough``; ``TMPDIR`` points at the
-        private temp dir, and so does ``XDG_CACHE_HOME`` (``<tmp>/.cache``) unless it already
-        names a writable directory: the home directory is read-only in the sandbox, and pip,
-        go, ruff and friends keep working with a cache that lasts for the run.  Outside the
-        sandbox (off) the environment is passed unchanged."""
+        """The environment of a process agent starts: ``env`` (default: ours) without
+        credentials (:mod:`agent.contain.envpolicy`: the keys the agent holds, and every
+        variable whose name or value says it is one), as config ``shell_env`` adjusts, plus
+        the names in ``keep``.  That holds with the sandbox off too.  In the sandbox
+        ``TMPDIR`` points at the private temp dir, and so does ``XDG_CACHE_HOME``
+        (``<tmp>/.cache``) unless it already names a writable directory: the home directory
+        is read-only there, and pip, go, ruff and friends keep working with a cache that
+        lasts for the run."""
         base = dict(os.environ if env is None else env)
+        out = scrub_environment(base, keep=tuple(keep), secret_values=self.held_keys(),
+                                policy=self.env_policy)
         if not sandboxed:
-            return base
-        out = scrub_environment(base, keep=(*self.passthrough, *keep),
-                                secret_values=self.held_keys())
+            return out
         tmp = self._tmp() if self.status.backend == "seatbelt" else "/tmp"
         out["TMPDIR"] = tmp
         cache = out.get("XDG_CACHE_HOME", "")

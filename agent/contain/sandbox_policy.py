@@ -9,7 +9,7 @@ macOS profile that CI cannot run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 #: Sandbox modes, as the ``sandbox`` config key and the ``--sandbox`` flag spell them.
@@ -161,27 +161,6 @@ def seatbelt_args(policy: Policy, argv: Sequence[str],
 
 # ---- environment ------------------------------------------------------------------------------
 
-#: Suffixes (upper-cased) of variables that carry credentials.
-SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY", "_PASSWORD")
-#: Variables that are credentials whatever their name says.
-SECRET_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY",
-                          "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"})
-
-
-def is_secret_variable(name: str) -> bool:
-    """True for ``AGENT_*`` and for names that look like credentials (``*_API_KEY``,
-    ``*_TOKEN``, ``*_SECRET``, ...)."""
-    upper = name.upper()
-    return (upper.startswith("AGENT_") or upper in SECRET_NAMES
-            or upper.endswith(SECRET_SUFFIXES) or upper in ("API_KEY", "TOKEN", "SECRET"))
-
-
-def scrub_environment(env: Mapping[str, str], *, keep: Sequence[str] = (),
-                      secret_values: Sequence[str] = ()) -> dict[str, str]:
-    """``env`` without credentials: every :func:`is_secret_variable` name and every variable
-    whose value is one of ``secret_values`` (the keys the agent holds, whatever they are
-    called), except the names in ``keep``."""
-    kept = set(keep)
-    values = {v for v in secret_values if v and len(v) >= 8}
-    return {k: v for k, v in env.items()
-            if k in kept or not (is_secret_variable(k) or v in values)}
+# Which variables are credentials is its own concept now (agent.contain.envpolicy); the names
+# stay importable from here for code written against this module.
+from agent.contain.envpolicy import is_secret_variable, scrub_environment  # noqa: E402, F401

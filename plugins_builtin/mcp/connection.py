@@ -61,11 +61,17 @@ class StartupProblem(Exception):
 
 
 def scrubbed_environment(sandbox: Any, passthrough: Any = ()) -> dict[str, str]:
-    """This process's environment without the credentials a server must not inherit."""
-    from agent.contain.sandbox_policy import scrub_environment
+    """This process's environment without the credentials a server must not inherit.
+
+    Only the server's own ``env_passthrough`` (and ``env``) bring one back: ``shell_env``'s
+    ``include`` is for commands, though its ``exclude`` takes variables from servers too."""
+    from agent.contain.envpolicy import EnvPolicy, scrub_environment
 
     held = sandbox.held_keys() if sandbox is not None else []
-    return scrub_environment(os.environ, keep=tuple(passthrough), secret_values=held)
+    policy = getattr(sandbox, "env_policy", None)
+    exclude = policy.exclude if isinstance(policy, EnvPolicy) else ()
+    return scrub_environment(os.environ, keep=tuple(passthrough), secret_values=held,
+                             policy=EnvPolicy(exclude=exclude))
 
 
 def _process_ended(pid: int) -> bool:

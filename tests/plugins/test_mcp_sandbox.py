@@ -121,3 +121,23 @@ def test_server_sandbox_values_are_checked(value, problem):
     read_only = parse_servers({"s": {"command": "x", "sandbox": "read-only",
                                      "env_passthrough": ["A"]}})["s"]
     assert read_only.sandbox == "read-only" and read_only.env_passthrough == ("A",)
+
+
+async def test_a_server_without_env_gets_no_credential_by_name_or_value(tmp_path, monkeypatch):
+    """The issue's examples: a URL with a password, a PAT, npm's auth, cloud keys.  Only the
+    server's own env_passthrough brings one back; shell_env's include is for commands, its
+    exclude applies to servers too."""
+    leaks = {"DATABASE_URL": "postgres://admin:mcp-leak-01@db/app", "GH_PAT": "mcp-leak-02",
+             "NPM_CONFIG__AUTH": "mcp-leak-03", "AWS_ACCESS_KEY_ID": "mcp-leak-04",
+             "SESSION_COOKIE": "mcp-leak-05", "PLAIN_BUT_EXCLUDED": "mcp-leak-06"}
+    for name, value in {**leaks, "PASSED_PAT": "passed-through"}.items():
+        monkeypatch.setenv(name, value)
+    config, hooks = start(tmp_path, {"env_passthrough": ["PASSED_PAT"]},
+                          shell_env={"include": ["GH_PAT"], "exclude": ["PLAIN_BUT_*"]})
+    try:
+        env = json.loads(await call(config, "environ"))
+    finally:
+        hooks.unconfigure(config)
+    assert "mcp-leak-" not in json.dumps(env)
+    assert env["PASSED_PAT"] == "passed-through"
+    assert env["PATH"] == os.environ["PATH"]
