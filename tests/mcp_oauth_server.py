@@ -3,7 +3,9 @@
 The authorisation provider approves every request at once (it plays a user who clicks
 "allow"), issues codes and bearer tokens in memory, and supports dynamic client registration,
 so a client goes through discovery, registration, PKCE, the redirect and the code exchange.
-``requests`` counts what reached the protected tool.
+``presented`` records the path and ``Authorization`` header of every request that reached
+the server, whatever route it asked for: the oracle for "the token is never received by the
+wrong server".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class ApprovingProvider:
         self.codes: dict[str, Any] = {}  # code -> mcp's AuthorizationCode
         self.tokens: dict[str, Any] = {}  # token -> mcp's AccessToken
         self.authorized = 0
+        self.presented: list[tuple[str, str]] = []  # (path, Authorization header)
 
     async def get_client(self, client_id):
         return self.clients.get(client_id)
@@ -85,4 +88,13 @@ def make_app(base: str, provider: ApprovingProvider) -> Any:
         """Greets a signed-in client."""
         return "hello, signed-in client"
 
-    return server.streamable_http_app()
+    app = server.streamable_http_app()
+
+    async def recording(scope, receive, send):
+        if scope["type"] == "http":
+            for key, value in scope["headers"]:
+                if key == b"authorization":
+                    provider.presented.append((scope["path"], value.decode("latin-1")))
+        await app(scope, receive, send)
+
+    return recording

@@ -4,7 +4,11 @@ The SDK's :class:`mcp.client.auth.OAuthClientProvider` does discovery, dynamic c
 registration, PKCE, the code exchange and refreshes. agent gives it:
 
 - a token file per server, ``<state dir>/mcp/oauth/<server>.json``, written atomically with
-  mode 0600 in a 0700 directory (tokens and the registered client);
+  mode 0600 in a 0700 directory (tokens and the registered client), **bound to where they were
+  issued**: the server's origin and resource URL are stored with them, and a server whose URL
+  now differs (another origin, another path) gets no token and no client and is signed in
+  again, so a token never follows a server name to a new URL;
+- never a token over plain ``http`` except to a loopback address (:func:`transport_problem`);
 - the browser step: the authorisation URL is opened with :mod:`webbrowser` (which honours
   ``$BROWSER``) and printed, and a one-shot listener on 127.0.0.1 receives the redirect;
 - no browser where nobody can use one: a headless run with no valid token fails the
@@ -14,6 +18,7 @@ registration, PKCE, the code exchange and refreshes. agent gives it:
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import os
@@ -41,11 +46,70 @@ def token_path(state_dir: Path, server: str) -> Path:
     return Path(state_dir) / "mcp" / "oauth" / f"{server}.json"
 
 
-class TokenFile:
-    """The SDK's ``TokenStorage`` over one JSON file, private to the user."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
-    def __init__(self, path: Path) -> None:
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def binding(url: str) -> dict[str, str]:
+    """Where a token for ``url`` belongs: its origin (``scheme://host:port``, lower-cased,
+    default port left out) and its resource URL (the origin and the path, no fragment)."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    origin = f"{scheme}://{host}" + (f":{port}" if port and port != _DEFAULT_PORTS.get(scheme)
+                                     else "")
+    resource = origin + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return {"origin": origin, "resource": resource}
+
+
+def transport_problem(url: str) -> str | None:
+    """Why a token must not be sent to ``url`` (None when it may): only ``https``, or plain
+    ``http`` to a loopback address, where nothing crosses a network."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme == "https" or (scheme == "http" and _is_loopback(parts.hostname or "")):
+        return None
+    return (f'auth = "oauth" needs an https URL (or a loopback address): {url} would send the '
+            "sign-in token unencrypted, so it is not sent")
+
+
+class TokenFile:
+    """The SDK's ``TokenStorage`` over one JSON file, private to the user, bound to ``url``:
+    what was saved for another origin or resource URL reads as nothing, and writing replaces
+    it (tokens and registered client together)."""
+
+    def __init__(self, path: Path, url: str = "") -> None:
         self.path = path
+        self.binding = binding(url)
+
+    def saved_for(self) -> str | None:
+        """The resource URL the saved sign-in was made for when it is not this server's
+        (``"an unknown URL"`` for a file from before tokens were bound); None when it is, or
+        when nothing is saved."""
+        data = self._read()
+        if not data or data.get("bound") == self.binding:
+            return None
+        bound = data.get("bound")
+        return str(bound.get("resource")) if isinstance(bound, dict) else "an unknown URL"
+
+    def _bound(self) -> dict[str, Any]:
+        data = self._read()
+        return data if data.get("bound") == self.binding else {}
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -55,7 +119,8 @@ class TokenFile:
         return data if isinstance(data, dict) else {}
 
     def _write(self, key: str, value: Any) -> None:
-        data = self._read()
+        data = self._bound()  # what another URL's sign-in left is dropped, not merged
+        data["bound"] = self.binding
         data[key] = value
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.path.parent, 0o700)
@@ -64,7 +129,7 @@ class TokenFile:
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        raw = self._read().get("tokens")
+        raw = self._bound().get("tokens")
         return OAuthToken.model_validate(raw) if isinstance(raw, dict) else None
 
     async def set_tokens(self, tokens: Any) -> None:
@@ -73,7 +138,7 @@ class TokenFile:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        raw = self._read().get("client")
+        raw = self._bound().get("client")
         return OAuthClientInformationFull.model_validate(raw) if isinstance(raw, dict) else None
 
     async def set_client_info(self, client_info: Any) -> None:
@@ -81,7 +146,7 @@ class TokenFile:
 
     def registered_port(self) -> int | None:
         """The callback port of the client registered earlier (it must be reused)."""
-        uris = (self._read().get("client") or {}).get("redirect_uris") or []
+        uris = (self._bound().get("client") or {}).get("redirect_uris") or []
         try:
             return urlsplit(str(uris[0])).port if uris else None
         except ValueError:
@@ -153,15 +218,21 @@ def make_auth(server: Any, state_dir: Path, *, interactive: bool,
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientMetadata
 
-    storage = TokenFile(token_path(state_dir, server.name))
+    problem = transport_problem(server.url)
+    if problem:
+        raise LoginRequired(f"mcp server {server.name}: {problem}")
+    storage = TokenFile(token_path(state_dir, server.name), server.url)
     callback = Callback(storage.registered_port() or _free_port())
+    moved = storage.saved_for()
 
     async def redirect(url: str) -> None:
+        again = (f" again (the saved sign-in was for {moved}, the server is now "
+                 f"{storage.binding['resource']})" if moved else "")
         if not interactive:
-            raise LoginRequired(f"mcp server {server.name} needs you to sign in: run "
+            raise LoginRequired(f"mcp server {server.name} needs you to sign in{again}: run "
                                 f"agent mcp login {server.name}")
         await callback.start()
-        (say or _log)(f"Sign in to the MCP server {server.name}: {url}")
+        (say or _log)(f"Sign in to the MCP server {server.name}{again}: {url}")
         # On a thread: a browser command may block until it exits, and the redirect it
         # makes must reach the listener on this loop meanwhile.
         threading.Thread(target=_open_browser, args=(url,), daemon=True).start()

@@ -5,8 +5,10 @@ browser, and a headless run without a token says how to sign in.  In process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import socketserver
 import stat
 import sys
 import threading
@@ -18,8 +20,9 @@ from fakeprovider import Reply
 from mcp_oauth_server import ApprovingProvider, make_app
 
 
-@pytest.fixture
-def secure():
+@contextlib.contextmanager
+def serving():
+    """An OAuth-protected MCP server on a port of its own: (its URL, its provider)."""
     import uvicorn
 
     sock = socket.socket()
@@ -32,9 +35,17 @@ def secure():
     deadline = time.monotonic() + 60
     while not web.started and time.monotonic() < deadline:
         time.sleep(0.01)
-    yield base + "/mcp", provider
-    web.should_exit = True
-    thread.join(5)
+    try:
+        yield base + "/mcp", provider
+    finally:
+        web.should_exit = True
+        thread.join(5)
+
+
+@pytest.fixture
+def secure():
+    with serving() as found:
+        yield found
 
 
 def browser(tmp_path, *, marker=None):
@@ -94,3 +105,148 @@ def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, f
                   if json.loads(line)["type"] == "tool-result")
     assert result["output"] == "hello, signed-in client"
     assert not never.exists() and provider.authorized == 1
+
+
+def configure(home, url):
+    (home / "config.toml").write_text(
+        f'mcp_startup_timeout = 120\n[mcp_servers.secure]\nurl = "{url}"\nauth = "oauth"\n')
+
+
+def sign_in(tmp_path, home, ws, url) -> str:
+    """``agent mcp login secure`` against ``url``; the access token it saved."""
+    import webbrowser
+
+    configure(home, url)
+    user = tmp_path / "user"
+    user.mkdir(exist_ok=True)
+    webbrowser._tryorder = None  # as a new process: $BROWSER is read afresh
+    login = run_agent_here(["mcp", "login", "secure"], home=home, cwd=ws, BROWSER=browser(user))
+    assert login.returncode == 0, login.stderr
+    saved = json.loads((home / "state" / "mcp" / "oauth" / "secure.json").read_text())
+    return saved["tokens"]["access_token"]
+
+
+@pytest.fixture
+def signed_in(secure, tmp_path, monkeypatch):
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    url, provider = secure
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    home.mkdir()
+    token = sign_in(tmp_path, home, ws, url)
+    assert any(token in header for _, header in provider.presented)  # it does get used
+    return url, provider, home, ws, token
+
+
+def test_a_token_never_follows_the_server_name_to_another_origin(signed_in, tmp_path,
+                                                                 fake_provider):
+    url, _, home, ws, token = signed_in
+    never = tmp_path / "browser-opened"
+    with serving() as (other_url, other):
+        configure(home, other_url)  # same name, another server
+        proc = headless_whoami(fake_provider, home, ws, BROWSER=browser(tmp_path, marker=never))
+        assert not any(token in header for _, header in other.presented)
+        assert other.presented == []  # no stale credential of any kind
+        assert "needs you to sign in again" in proc.stderr
+        assert f"the saved sign-in was for {url}" in proc.stderr
+        assert "run agent mcp login secure" in proc.stderr
+        assert not never.exists()
+        # Signing in again binds a new token to the new server, which then works.
+        new_token = sign_in(tmp_path, home, ws, other_url)
+        assert new_token != token and other.authorized == 1
+        proc = headless_whoami(fake_provider, home, ws, BROWSER=browser(tmp_path, marker=never))
+        assert proc.returncode == 0, proc.stderr
+        assert "hello, signed-in client" in proc.stdout
+        assert not any(token in header for _, header in other.presented)
+
+
+def test_a_token_is_not_sent_to_another_path_of_the_same_origin(signed_in, tmp_path,
+                                                                fake_provider):
+    url, provider, home, ws, token = signed_in
+    moved = url.replace("/mcp", "/elsewhere/mcp")
+    configure(home, moved)
+    proc = headless_whoami(fake_provider, home, ws,
+                           BROWSER=browser(tmp_path, marker=tmp_path / "opened"))
+    assert not [path for path, header in provider.presented
+                if token in header and path != "/mcp"]
+    assert proc.returncode == 0, proc.stderr
+
+
+class _Recorder(socketserver.ThreadingTCPServer):
+    """A forward proxy on 127.0.0.1 that records each request's head and answers 502: where
+    a plain-http request to a remote host would go, without leaving this machine."""
+
+    daemon_threads = True
+    heads: list[bytes]
+
+
+class _RecordHead(socketserver.StreamRequestHandler):
+    def handle(self):
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            line = self.rfile.readline()
+            if not line:
+                break
+            head += line
+        self.server.heads.append(head)
+        self.wfile.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n")
+
+
+def test_a_token_is_never_sent_over_plain_http_to_a_remote_host(tmp_path, fake_provider):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    home.mkdir()
+    remote = "http://mcp.remote.example/mcp"
+    configure(home, remote)
+    # A token saved for exactly this URL (bound to it), as a sign-in could have left it.
+    folder = home / "state" / "mcp" / "oauth"
+    folder.mkdir(parents=True)
+    (folder / "secure.json").write_text(json.dumps({
+        "bound": {"origin": "http://mcp.remote.example",
+                  "resource": "http://mcp.remote.example/mcp"},
+        "tokens": {"access_token": "planted-remote-token", "token_type": "Bearer",
+                   "expires_in": 3600}}))
+    proxy = _Recorder(("127.0.0.1", 0), _RecordHead)
+    proxy.heads = []
+    thread = threading.Thread(target=proxy.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        address = f"http://127.0.0.1:{proxy.server_address[1]}"
+        proc = headless_whoami(fake_provider, home, ws, HTTP_PROXY=address, http_proxy=address,
+                               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    finally:
+        proxy.shutdown()
+        thread.join(5)
+        proxy.server_close()
+    assert not any(b"planted-remote-token" in head for head in proxy.heads)
+    assert "needs an https URL (or a loopback address)" in proc.stderr
+
+
+@pytest.mark.parametrize("url,origin,resource", [
+    ("https://Example.COM:443/mcp", "https://example.com", "https://example.com/mcp"),
+    ("https://example.com:8443/mcp/", "https://example.com:8443",
+     "https://example.com:8443/mcp/"),
+    ("http://127.0.0.1:9000/mcp#frag", "http://127.0.0.1:9000", "http://127.0.0.1:9000/mcp"),
+    ("http://[::1]:80/x?a=1", "http://[::1]", "http://[::1]/x?a=1"),
+])
+def test_binding_is_origin_and_resource(url, origin, resource):
+    from plugins_builtin.mcp.oauth import binding
+
+    assert binding(url) == {"origin": origin, "resource": resource}
+
+
+@pytest.mark.parametrize("url,ok", [
+    ("https://example.com/mcp", True), ("http://127.0.0.1:1/mcp", True),
+    ("http://localhost:1/mcp", True), ("http://[::1]:1/mcp", True),
+    ("http://127.9.9.9/mcp", True), ("http://example.com/mcp", False),
+    ("http://10.0.0.1/mcp", False), ("ftp://example.com/mcp", False),
+    ("http://localhost.example.com/mcp", False),
+])
+def test_tokens_go_over_https_or_to_loopback_only(url, ok):
+    from plugins_builtin.mcp.oauth import transport_problem
+
+    assert (transport_problem(url) is None) is ok
