@@ -213,6 +213,29 @@ def _host_tmp_program_dirs(program: str, workspace: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _host_tmp_named_paths(named: Sequence[str], workspace: str) -> tuple[str, ...]:
+    """The paths under the host's ``/tmp`` among ``named`` (the paths a user's own
+    configuration names, such as an MCP server's script, ``python /tmp/x/server.py``): each
+    existing file's folder, or the file alone when that folder is ``/tmp`` itself, and each
+    existing folder, to show read-only as the program's own folder is.  Without them a
+    checkout under ``/tmp`` could not run its own scripts sandboxed.  Never what a model
+    wrote: a command line is not a list of paths to show."""
+    found: list[str] = []
+    for arg in named:
+        if not arg.startswith("/tmp/"):
+            continue
+        for path in dict.fromkeys((os.path.abspath(arg), os.path.realpath(arg))):
+            if not path.startswith("/tmp/") or path == workspace or path.startswith(
+                    workspace + "/") or not os.path.exists(path):
+                continue
+            shown = path if os.path.isdir(path) else os.path.dirname(path)
+            if shown == "/tmp":  # never all of /tmp: anyone can write there
+                shown = path
+            if shown not in found:
+                found.append(shown)
+    return tuple(found)
+
+
 class SandboxProcess:
     """A started process (an :class:`asyncio.subprocess.Process` underneath: ``stdout``,
     ``wait()``, ``returncode``, ``pid`` ... all work) that knows how to end its whole tree."""
@@ -426,15 +449,20 @@ class Sandbox:
         return self._tmpdir
 
     def policy(self, mode: str = WORKSPACE_WRITE, *, network: bool = False,
-               cwd: str | None = None, program: str | None = None) -> Policy:
+               cwd: str | None = None, program: str | None = None,
+               show: Sequence[str] = ()) -> Policy:
         """The :class:`Policy` a process asking for ``mode`` gets (``program``: the absolute
-        path of what it runs, shown read-only when it lives under the host's ``/tmp``)."""
-        return self._policy(self.mode_for(mode), network=network, cwd=cwd, program=program)
+        path of what it runs, shown read-only when it lives under the host's ``/tmp``, as
+        are the paths there among ``show``)."""
+        return self._policy(self.mode_for(mode), network=network, cwd=cwd, program=program,
+                            show=show)
 
     def _policy(self, effective: str, *, network: bool, cwd: str | None,
-                program: str | None) -> Policy:
+                program: str | None, show: Sequence[str] = ()) -> Policy:
         workspace = os.path.realpath(self.workspace)
         readable = _host_tmp_program_dirs(program, workspace) if program else ()
+        readable += tuple(p for p in _host_tmp_named_paths(show, workspace)
+                          if p not in readable)
         return Policy(mode=effective if effective != OFF else WORKSPACE_WRITE,
                       workspace=workspace, readable=readable,
                       network=bool(network or self.network) and effective != READ_ONLY,
@@ -447,13 +475,16 @@ class Sandbox:
     def command(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
                 network: bool = False, cwd: str | None = None,
                 env: Mapping[str, str] | None = None,
-                required: bool = False) -> tuple[list[str], bool]:
+                required: bool = False, show: Sequence[str] = ()) -> tuple[list[str], bool]:
         """The argument vector that runs ``argv`` under the sandbox, and whether it is
         sandboxed (False when off or unavailable: then ``argv`` comes back unchanged).
 
         ``required`` is for a caller the user asked to sandbox explicitly (an MCP server's
         ``sandbox = true``): ``mode`` applies even when the run's ``sandbox`` is ``off``,
-        and :class:`RuntimeError` is raised when no sandbox can start.  ``argv[0]`` is looked
+        and :class:`RuntimeError` is raised when no sandbox can start.  ``show`` lists paths
+        the user's own configuration names (a server's script): those under the host's
+        ``/tmp``, which the sandbox's private ``/tmp`` would hide, are shown read-only.
+        ``argv[0]`` is looked
         up on PATH first, so a missing program raises :class:`FileNotFoundError` here, as it
         would without the sandbox.
         """
@@ -472,11 +503,13 @@ class Sandbox:
             if not probe.ok:
                 raise RuntimeError(f"the sandbox cannot start here: {probe.detail}")
             strictest = READ_ONLY if READ_ONLY in (mode, self.mode) else WORKSPACE_WRITE
-            policy = self._policy(strictest, network=network, cwd=cwd, program=program)
+            policy = self._policy(strictest, network=network, cwd=cwd, program=program,
+                                  show=show)
         elif self.mode_for(mode) == OFF:
             return argv, False
         else:
-            policy = self.policy(mode, network=network, cwd=cwd, program=program)
+            policy = self.policy(mode, network=network, cwd=cwd, program=program,
+                                 show=show)
         if probe.backend == "seatbelt":
             return seatbelt_args(policy, argv, probe.program), True
         return bwrap_args(policy, probe.program, argv), True

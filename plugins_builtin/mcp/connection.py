@@ -250,9 +250,11 @@ class Connection:
             raise StartupProblem(f"sandbox = true, but the sandbox cannot start here ({why}); "
                                  "the server was not started")
         try:
+            # The server's script may live under the host's /tmp (a checkout there), which
+            # the sandbox's own /tmp hides: the paths the config names are shown read-only.
             wrapped, _ = sandbox.command(argv, mode=server.sandbox, network=server.network,
                                          cwd=str(cwd or self._workspace), env=env,
-                                         required=True)
+                                         required=True, show=argv[1:])
         except FileNotFoundError as exc:
             raise StartupProblem(str(exc)) from None
         keep = {*server.env_passthrough, *(k for k, _ in server.env)}
