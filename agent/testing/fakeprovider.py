@@ -922,6 +922,16 @@ class FakeProvider:
         with self._cond:
             return len(self._script)
 
+    def tool_results(self) -> list[str]:
+        """The tool results the last chat-completions request carried (its ``role: tool``
+        messages), as text, in order: what the model was told each call returned."""
+        out: list[str] = []
+        for message in self.requests[-1].body.get("messages", []):
+            if message.get("role") == "tool":
+                content = message["content"]
+                out.append(content if isinstance(content, str) else json.dumps(content))
+        return out
+
     def hold_until(self, n: int) -> FakeProvider:
         """A barrier: answer no model request until ``n`` model requests have arrived (two
         processes are then both known to be past everything they do before asking).  Held

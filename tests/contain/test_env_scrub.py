@@ -61,15 +61,6 @@ def bodies(fake_provider) -> str:
     return "\n".join(json.dumps(r.body) for r in fake_provider.requests)
 
 
-def results(fake_provider) -> list[str]:
-    out = []
-    for message in fake_provider.requests[-1].body["messages"]:
-        if message.get("role") == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
-
-
 def dump_all(tmp_path: Path, monkeypatch, fake_provider, *flags: str,
              config: str = "") -> list[str]:
     ws = tmp_path / "ws"
@@ -88,7 +79,7 @@ def dump_all(tmp_path: Path, monkeypatch, fake_provider, *flags: str,
                           home=agent_home, cwd=ws, OPENAI_API_KEY="sk-test-held-by-agent-01",
                           **SECRETS, **PLAIN)
     assert proc.returncode == 0, proc.stderr
-    return results(fake_provider)
+    return fake_provider.tool_results()
 
 
 @pytest.mark.parametrize("flags", [

@@ -38,12 +38,7 @@ def yolo(fake_provider, home, ws, *commands, extra=()):
 
 def results(fake_provider) -> list[str]:
     """The bash results the model was sent, in order."""
-    out = []
-    for message in fake_provider.requests[-1].body["messages"]:
-        if message.get("role") == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
+    return fake_provider.tool_results()
 
 
 @pytest.fixture

@@ -26,15 +26,6 @@ def noisy_home(home: Path) -> Path:
     return home / "env.sh"
 
 
-def tool_results(fake_provider) -> list[str]:
-    out = []
-    for message in fake_provider.requests[-1].body["messages"]:
-        if message.get("role") == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
-
-
 @pytest.mark.parametrize("sandbox", ["workspace-write", "off"])
 def test_commands_see_the_started_path_and_no_profile_noise(tmp_path, monkeypatch,
                                                            fake_provider, sandbox):
@@ -58,7 +49,7 @@ def test_commands_see_the_started_path_and_no_profile_noise(tmp_path, monkeypatc
         OPENAI_API_KEY="sk-test", PATH=f"{venv_bin}{os.pathsep}{os.environ['PATH']}",
         BASH_ENV=str(bash_env), ENV=str(bash_env))
     assert proc.returncode == 0, proc.stderr
-    first, second = tool_results(fake_provider)
+    first, second = fake_provider.tool_results()
     assert first.startswith("exit: 0"), first
     assert "projecttool from the venv" in first
     assert f"PATH={venv_bin}{os.pathsep}" in first
