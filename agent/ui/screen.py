@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -190,10 +191,18 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
     app.loop, app.screen = main_loop, screen
     import signal
 
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        if not received:
+            received.append(signum)
+        app.quit()
+
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        # kill or a closed terminal: leave like /exit (session saved, screen restored).
+        # kill or a closed terminal: leave like /exit (session saved, screen restored), with
+        # the shell's code for that signal (143, 129), as a headless run does.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, app.quit)
+            loop.add_signal_handler(sig, on_signal, int(sig))
     wheel = not inline and not config.get("mouse")
     with main_loop.start():
         screen.tty_signal_keys(intr="undefined", quit="undefined", start="undefined",
@@ -220,7 +229,7 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
             text = "\n".join(lines) + "\n\n" + text
     if app.session is not None:
         app.hooks.close_session(app.session)  # its notes were shown as the run went on
-    return 0, text
+    return (128 + received[0] if received else 0), text
 
 
 async def _shutdown(app: App) -> None:
@@ -269,11 +278,39 @@ def run_app(boot: Any, prompt: str | None = None) -> int:
     try:
         with _quiet_terminal(boot.config.state_dir):
             code, text = asyncio.run(_main(boot, prompt))
+    except OSError as exc:
+        if exc.errno not in _TERMINAL_GONE:
+            raise
+        # The terminal went away (its window closed): nobody is left to read a traceback.
+        log.info("the terminal is gone: %s", exc)
+        code, text = 129, ""
+        _detach_from_terminal()
     finally:
         session_close(boot)
     if text:
-        print(text)
+        try:
+            print(text, flush=True)
+        except OSError as exc:
+            if exc.errno not in _TERMINAL_GONE:
+                raise
+            log.info("the terminal is gone before the farewell: %s", exc)
+            _detach_from_terminal()
     return code
+
+
+#: What writing to a terminal that has gone away raises: EIO from a hung-up pty, ENXIO, or a
+#: closed descriptor.
+_TERMINAL_GONE = (errno.EIO, errno.ENXIO, errno.EBADF, errno.EPIPE)
+
+
+def _detach_from_terminal() -> None:
+    """Point stdout and stderr at /dev/null, so the interpreter's last flush at exit finds
+    somewhere to write instead of printing 'Exception ignored' about a dead terminal."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
 
 
 def session_close(boot: Any) -> None:

@@ -196,7 +196,7 @@ def test_sigterm_leaves_cleanly_with_the_farewell(term_factory, fake_provider):
     term.type("hello")
     term.wait_for("answer one")
     term.proc.kill(signal.SIGTERM)
-    assert term.wait_exit() == 0
+    assert term.wait_exit() == 143  # 128 + SIGTERM, as a shell and a headless run report it
     out = term.output()
     assert "Resume it with:" in out
     assert out.rstrip().endswith("this session by id")
@@ -336,3 +336,58 @@ def test_a_misspelt_config_key_is_named_on_the_start_screen(term_factory):
         " ".join(screen.split())
     term.type("/exit")
     assert term.wait_exit() == 0
+
+
+def _with_stderr_to(path) -> list[str]:
+    """The agent command with its stderr sent to ``path`` (the pty keeps stdin and stdout)."""
+    from pty_term import agent_command
+
+    return ["bash", "-c", f'exec "$@" 2>"{path}"', "bash", *agent_command()]
+
+
+def test_sighup_leaves_with_129(term_factory):
+    import signal
+
+    start, _ = term_factory
+    term = start()
+    term.wait_for(IDLE)
+    term.proc.kill(signal.SIGHUP)
+    assert term.wait_exit() == 129
+    assert "Nothing to save from this session" in term.output()
+
+
+def test_a_vanished_terminal_leaves_no_traceback(tmp_path, fake_provider):
+    import ptyprocess
+
+    ws, home, err = tmp_path / "ws", tmp_path / "home", tmp_path / "stderr.txt"
+    ws.mkdir()
+    fake_provider.script(Reply.text("hello there"))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "AGENT_PROVIDER")}
+    env.update(AGENT_HOME=str(home), TERM="xterm-256color", OPENAI_API_KEY="x")
+    proc = ptyprocess.PtyProcess.spawn(
+        _with_stderr_to(err) + ["--provider", "openai", "--base-url", fake_provider.openai_url,
+                                "--model", "m"], cwd=str(ws), env=env, dimensions=(30, 100))
+    try:
+        # Read on this thread only: a read blocked on another thread would keep the terminal
+        # open after the close below.
+        seen, deadline = b"", time.monotonic() + 30
+        while b"ask agent" not in seen:
+            assert time.monotonic() < deadline, seen[-2000:]
+            seen += proc.read(65536)
+        proc.write(b"say hello")
+        time.sleep(0.05)
+        proc.write(b"\r")
+        while b"hello there" not in seen:
+            assert time.monotonic() < deadline, seen[-2000:]
+            seen += proc.read(65536)
+        os.close(proc.fd)  # the window closes: the kernel hangs up the terminal
+        deadline = time.monotonic() + 20
+        while proc.isalive():
+            assert time.monotonic() < deadline, "agent did not exit after its terminal went"
+            time.sleep(0.05)
+        assert proc.exitstatus == 129, (proc.exitstatus, proc.signalstatus)
+        text = err.read_text()
+        assert "Traceback" not in text and "Exception ignored" not in text, text
+    finally:
+        if proc.isalive():
+            proc.kill(9)
