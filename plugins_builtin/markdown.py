@@ -3,8 +3,8 @@
 Renders ``markdown`` blocks (``data["breaks"]`` keeps every line break, for panels of
 plain lines): headings, paragraphs with inline code/bold/italic/strike/links,
 nested bullet and numbered lists, task items, quotes, fenced code (an unclosed fence renders
-as a growing code block), rules and tables.  Code lines start at column 0 with no border, so
-text copied from the terminal is the code itself.
+as a growing code block), rules and tables (box characters, wrapped to the width).  Code lines
+start at column 0 with no border, so text copied from the terminal is the code itself.
 
 The UI streams an answer as top-level pieces (``agent.ui.pieces``); a text given whole is cut
 the same way, and each piece's widgets are cached by its text.  markdown-it and Pygments are
@@ -211,6 +211,7 @@ class _Builder:
         self.skip_top = "fence_cont" in parts
         self.skip_bottom = "fence_open" in parts
         self.skip_head = "table_cont" in parts
+        self.skip_table_bottom = "table_open" in parts
         fences = [n for n, t in enumerate(tokens) if t.type in ("fence", "code_block")]
         self.first_fence = fences[0] if fences else -1
         self.last_fence = fences[-1] if fences else -1
@@ -310,7 +311,6 @@ class _Builder:
         return out
 
     def table(self) -> Any:
-        u = self.u
         rows: list[list[list[Any]]] = []
         header_rows = 0
         row: list[list[Any]] = []
@@ -328,23 +328,144 @@ class _Builder:
             elif tok.type == "thead_close":
                 header_rows = len(rows)
         texts = [[_plain(cell) for cell in r] for r in rows]
-        ncols = max((len(r) for r in texts), default=0)
-        widths = [max((_width(r[c]) for r in texts if c < len(r)), default=0)
-                  for c in range(ncols)]
         skip = header_rows if (self.skip_head and self.first_table) else 0
         self.first_table = False
-        out: list[Any] = []
-        for n, r in enumerate(texts):
-            if n < skip:
-                continue
-            if out:
-                out.append("\n")
-            cells = [_pad(r[c] if c < len(r) else "", widths[c]) for c in range(ncols)]
-            line = " | ".join(cells)
-            out.append(("md-bold", line) if n < header_rows else line)
-            if n == header_rows - 1:
-                out.append(("md-rule", "\n" + "-+-".join("-" * w for w in widths)))
-        return u.Text(out or "", wrap="any")
+        return _table_widget()(texts, header_rows, skip=skip, top=not self.skip_head,
+                               bottom=not self.skip_table_bottom)
+
+
+# ---- tables -----------------------------------------------------------------------------
+
+
+def table_lines(texts: list[list[str]], header_rows: int, width: int, *, skip: int = 0,
+                top: bool = True, bottom: bool = True) -> list[list[Any]]:
+    """A table drawn with box characters in at most ``width`` columns, as urwid markup lines.
+
+    Columns keep their natural width while the table fits; otherwise the widest columns share
+    what is left and their cells wrap at spaces (a word longer than its column is cut).  The
+    first ``skip`` rows (a repeated header) are not drawn; ``top``/``bottom`` say whether the
+    table's first and last borders belong to this piece."""
+    ncols = max((len(r) for r in texts), default=0)
+    if ncols == 0:
+        return []
+    rows = [[r[c] if c < len(r) else "" for c in range(ncols)] for r in texts]
+    natural = [max(1, max(_width(r[c]) for r in rows)) for c in range(ncols)]
+    widths = _fit_columns(natural, width - (3 * ncols + 1))
+
+    def border(left: str, mid: str, right: str) -> list[Any]:
+        return [("md-rule", left + mid.join("─" * (w + 2) for w in widths) + right)]
+
+    out: list[list[Any]] = []
+    if top:
+        out.append(border("┌", "┬", "┐"))
+    for n, row in enumerate(rows):
+        if n >= skip:
+            wrapped = [_wrap_cell(cell, widths[c]) for c, cell in enumerate(row)]
+            style = "md-bold" if n < header_rows else None
+            for k in range(max(len(w) for w in wrapped)):
+                line: list[Any] = [("md-rule", "│")]
+                for c, cell_lines in enumerate(wrapped):
+                    cell = _pad(cell_lines[k] if k < len(cell_lines) else "", widths[c])
+                    line += [" ", (style, cell) if style else cell, " ", ("md-rule", "│")]
+                out.append(line)
+        if n == header_rows - 1 and n + 1 < len(rows) and n >= skip:
+            out.append(border("├", "┼", "┤"))
+    if bottom:
+        out.append(border("└", "┴", "┘"))
+    return out
+
+
+def _fit_columns(natural: list[int], room: int) -> list[int]:
+    """Column widths summing to at most ``room`` (each at least 1): columns narrower than an
+    equal share keep their width, the others split the rest."""
+    if sum(natural) <= room:
+        return list(natural)
+    widths = list(natural)
+    left, open_cols = max(room, len(natural)), list(range(len(natural)))
+    while open_cols:
+        share = left // len(open_cols)
+        narrow = [c for c in open_cols if natural[c] <= share]
+        if not narrow:
+            for i, c in enumerate(open_cols):  # the remainder goes to the first columns
+                widths[c] = max(1, share + (1 if i < left - share * len(open_cols) else 0))
+            break
+        for c in narrow:
+            left -= natural[c]
+            open_cols.remove(c)
+    return widths
+
+
+def _wrap_cell(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken at spaces where it can be."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        while _width(word) > width:  # a word longer than the column: cut it
+            room = width - _width(line) - (1 if line else 0)
+            if room <= 0:
+                lines.append(line)
+                line, room = "", width
+            head = _take(word, room)
+            line = f"{line} {head}" if line else head
+            word = word[len(head):]
+            lines.append(line)
+            line = ""
+        if not word:
+            continue
+        if line and _width(line) + 1 + _width(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    if line or not lines:
+        lines.append(line)
+    return lines
+
+
+def _take(word: str, width: int) -> str:
+    """The longest start of ``word`` at most ``width`` columns wide (at least one character)."""
+    end = 1
+    while end < len(word) and _width(word[:end + 1]) <= width:
+        end += 1
+    return word[:end]
+
+
+_table_class: Any = None
+
+
+def _table_widget() -> Any:
+    """The table's flow widget: laid out again for each width it is drawn at."""
+    global _table_class
+    if _table_class is not None:
+        return _table_class
+    import urwid as u
+
+    class Table(u.Widget):
+        _sizing = frozenset([u.Sizing.FLOW])
+        ignore_focus = True
+
+        def __init__(self, texts: list[list[str]], header_rows: int, **how: Any) -> None:
+            super().__init__()
+            self.texts, self.header_rows, self.how = texts, header_rows, how
+            self._laid: tuple[int, Any] | None = None
+
+        def _text(self, width: int) -> Any:
+            if self._laid is None or self._laid[0] != width:
+                lines = table_lines(self.texts, self.header_rows, width, **self.how)
+                markup: list[Any] = []
+                for n, line in enumerate(lines):
+                    markup += (["\n"] if n else []) + line
+                self._laid = (width, u.Text(markup or "", wrap="clip"))
+            return self._laid[1]
+
+        def rows(self, size: tuple[int], focus: bool = False) -> int:
+            return int(self._text(size[0]).rows(size))
+
+        def render(self, size: tuple[int], focus: bool = False) -> Any:
+            return self._text(size[0]).render(size)
+
+    _table_class = Table
+    return _table_class
 
 
 _widgets: Any = None
@@ -446,7 +567,7 @@ def render_segment(text: str, breaks: bool = False,
 
 
 #: block data flags of a chunk of a longer answer (see agent.ui.pieces.Chunk.data)
-CHUNK_FLAGS = ("fence_cont", "fence_open", "table_cont")
+CHUNK_FLAGS = ("fence_cont", "fence_open", "table_cont", "table_open")
 
 
 def render(text: str, breaks: bool = False, parts: frozenset[str] = frozenset()) -> Any:

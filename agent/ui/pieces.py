@@ -107,6 +107,7 @@ class Chunk:
     fence_cont: bool = False   # starts inside a code fence (the prefix reopens it)
     fence_open: bool = False   # ends inside a code fence the next chunk continues
     table_cont: bool = False   # starts inside a table (the prefix repeats its header)
+    table_open: bool = False   # ends inside a table the next chunk continues
 
     @property
     def source(self) -> str:
@@ -117,9 +118,10 @@ class Chunk:
         """The ``markdown`` block's data for this chunk: ``join`` (no blank row above),
         ``fence_cont`` (do not draw the reopened fence's top rule), ``fence_open`` (the
         last fence goes on in the next block: no bottom rule), ``table_cont`` (the first
-        table's header rows are a repeated prefix: do not draw them)."""
+        table's header rows are a repeated prefix: do not draw them, nor its top border),
+        ``table_open`` (the table goes on in the next block: no bottom border)."""
         out: dict[str, Any] = {}
-        for key in ("join", "fence_cont", "fence_open", "table_cont"):
+        for key in ("join", "fence_cont", "fence_open", "table_cont", "table_open"):
             if getattr(self, key):
                 out[key] = True
         return out
@@ -206,13 +208,14 @@ def _scan(text: str, base: int, state: _State) -> tuple[list[tuple[Chunk, int, _
     prev_line = ""
     pos, length = base, len(text)
 
-    def emit(stop: int, next_pos: int, nxt: _State, fence_open: bool = False) -> None:
+    def emit(stop: int, next_pos: int, nxt: _State, fence_open: bool = False,
+             table_open: bool = False) -> None:
         nonlocal start, cur
         assert start is not None
         chunk = Chunk(text[start:stop].rstrip("\n"), join=cur.join,
                       prefix=cur.fence_line if cur.fence else cur.table_head,
                       fence_cont=cur.fence is not None, fence_open=fence_open,
-                      table_cont=bool(cur.table_head))
+                      table_cont=bool(cur.table_head), table_open=table_open)
         if chunk.text.strip() or chunk.prefix:
             done.append((chunk, next_pos, nxt))
         cur, start = nxt, None
@@ -250,7 +253,7 @@ def _scan(text: str, base: int, state: _State) -> tuple[list[tuple[Chunk, int, _
                     items = 0
                 elif table_head and table_rows >= TABLE_ROWS:
                     emit(end, pos, replace(_State(), join=True, table_head=table_head,
-                                           piece_start=False))
+                                           piece_start=False), table_open=True)
                     start, table_rows = pos, 0
                 elif not table_head and pos - start > PARA_CHARS \
                         and line[:1] not in _BLOCK_START and _balanced(text[start:end]):

@@ -209,7 +209,7 @@ SHAPES = {
     "code": ("```python\n" + "".join(f"x_{i} = {i}  # line {i}\n" for i in range(3000))
              + "```\n", "x_2999 = 2999  # line 2999"),
     "table": ("| row | value |\n|---|---|\n"
-              + "".join(f"| row {i} | {i * 7} |\n" for i in range(500)), "row 499 | 3493"),
+              + "".join(f"| row {i} | {i * 7} |\n" for i in range(500)), "row 499 │ 3493"),
     "paragraph": (" ".join(f"Sentence {i} has **bold** and `code`." for i in range(3300)),
                   "Sentence 3299 has"),
 }

@@ -61,7 +61,9 @@ def test_chunks_carry_what_makes_them_parse_alone():
     assert code[-1].data() == {"join": True, "fence_cont": True}
     table = pieces.chunks(TABLE)
     assert table[1].prefix == "| name | value |\n|---|---|\n"
-    assert table[1].data() == {"join": True, "table_cont": True}
+    assert table[1].data() == {"join": True, "table_cont": True, "table_open": True}
+    assert table[0].data() == {"table_open": True}
+    assert table[-1].data() == {"join": True, "table_cont": True}
 
 
 def test_a_chunked_list_and_code_block_draw_exactly_like_the_whole():
@@ -75,9 +77,12 @@ def test_a_chunked_list_and_code_block_draw_exactly_like_the_whole():
 def test_a_chunked_table_shows_its_header_once_and_every_row():
     rows = transcript_rows([Block("markdown", c.source, c.data())
                             for c in pieces.chunks(TABLE)])
-    assert sum(1 for r in rows if r.startswith("name")) == 1
-    assert [r.split("|")[0].strip() for r in rows if r.startswith("row ")] == \
+    cells = [r.strip("│ ") for r in rows]
+    assert sum(1 for c in cells if c.startswith("name")) == 1
+    assert [c.split("│")[0].strip() for c in cells if c.startswith("row ")] == \
         [f"row {i}" for i in range(90)]
+    # One box: a top border, one header rule and a bottom border, however many chunks.
+    assert [r[0] for r in rows if r[:1] in ("┌", "├", "└")] == ["┌", "├", "└"]
 
 
 def test_a_chunked_paragraph_keeps_every_word_in_order():
@@ -87,3 +92,34 @@ def test_a_chunked_paragraph_keeps_every_word_in_order():
     expected = " ".join(f"Sentence {i} has bold, code and a link (https://x.test/{i})."
                         for i in range(400))
     assert text.split() == expected.split()
+
+
+def drawn(text: str, cols: int) -> list[str]:
+    """``text`` drawn by the markdown renderer at ``cols`` columns, row by row."""
+    canvas = md.render(text).render((cols,))
+    return [row.decode("utf-8").rstrip() for row in canvas.text]
+
+
+def test_a_table_is_boxed_and_wrapped_to_the_width():
+    text = ("| tool | what it does |\n|---|---|\n"
+            "| read_file | reads a file with line numbers, 2,000 lines at a time |\n"
+            "| bash | runs a command in the sandbox |\n")
+    wide = drawn(text, 100)
+    assert wide == [
+        "┌───────────┬───────────────────────────────────────────────────────┐",
+        "│ tool      │ what it does                                          │",
+        "├───────────┼───────────────────────────────────────────────────────┤",
+        "│ read_file │ reads a file with line numbers, 2,000 lines at a time │",
+        "│ bash      │ runs a command in the sandbox                         │",
+        "└───────────┴───────────────────────────────────────────────────────┘"]
+    narrow = drawn(text, 40)
+    assert max(len(r) for r in narrow) == 40
+    assert narrow[0].startswith("┌───────────┬") and narrow[-1].startswith("└")
+    # Every word of the long cell is there, in order, wrapped over several rows.
+    first = [r.split("│")[1].strip() if "│" in r else "" for r in narrow]
+    body = narrow[first.index("read_file"):first.index("bash")]
+    assert " ".join(r.split("│")[2].strip() for r in body) == \
+        "reads a file with line numbers, 2,000 lines at a time"
+    assert len(body) > 1
+    # Too narrow for the words: they are cut, never drawn past the width.
+    assert all(len(r) <= 12 for r in drawn(text, 12))
