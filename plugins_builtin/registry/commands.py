@@ -293,8 +293,8 @@ class RegistryCommand:
         lines += _index_problems(index)
         title = f'registry: "{query}"' if query else "registry"
         return Reply("\n".join(lines), title,
-                     "S skill, P plugin - /registry add <name> shows one in full before "
-                     "installing")
+                     "S skill, P plugin - /registry install <name> shows one in full before "
+                     "installing it")
 
     def installed(self) -> Reply:
         lines = [f"`S {n}`" for n in self.installs.installed("skill")]
@@ -348,8 +348,8 @@ class RegistryCommand:
                 return Reply(self._install(pending))
             return Reply(f"install of {entry.kind} {entry.name} cancelled")
         self.pending = pending
-        how = (f"rerun with --yes to install it: agent registry add {arg} --yes" if self.cli
-               else f"install it with /registry confirm (or /registry add {arg} --yes); "
+        how = (f"rerun with --yes to install it: agent registry install {arg} --yes" if self.cli
+               else f"install it with /registry confirm (or /registry install {arg} --yes); "
                     "/registry cancel drops it")
         return _with_preview(app, preview, how)
 
@@ -365,7 +365,7 @@ class RegistryCommand:
 
     def confirm(self) -> Reply:
         if self.pending is None:
-            return Reply("nothing is waiting to be installed - /registry add <name> first",
+            return Reply("nothing is waiting to be installed - /registry install <name> first",
                          error=True)
         pending, self.pending = self.pending, None
         return Reply(self._install(pending))

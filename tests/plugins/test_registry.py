@@ -308,13 +308,13 @@ async def test_skill_is_shown_in_full_and_installed_only_after_confirm(stocked, 
     served = skill_text("changelog", "Write release notes", lines=30)
     assert served.strip() in preview  # every line, not the first few
     assert "step 30: do thing 30" in preview
-    assert preview.endswith("install it with /registry confirm (or /registry add changelog "
+    assert preview.endswith("install it with /registry confirm (or /registry install changelog "
                             "--yes); /registry cancel drops it")
     out = await cmd.run(None, "confirm")
     assert out.startswith(f"installed skill changelog ({target})")
     assert target.read_text() == served
     assert await cmd.run(None, "confirm") == ("nothing is waiting to be installed - /registry "
-                                              "add <name> first")
+                                              "install <name> first")
 
 
 async def test_cancel_drops_the_pending_install(stocked, home):
