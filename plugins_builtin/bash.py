@@ -264,6 +264,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def path_under_tmp(env: dict[str, str]) -> list[str]:
+    """The PATH entries under the host's ``/tmp`` (a venv made there): the sandbox's private
+    ``/tmp`` would hide them, so they are shown read-only.  The PATH agent was started with
+    is the user's own setting, not something the model wrote."""
+    return [entry for entry in env.get("PATH", "").split(os.pathsep)
+            if entry.startswith("/tmp/")]
+
+
 def command_environment() -> dict[str, str]:
     """The environment a command starts from: the agent's own, as it was started (PATH
     included, so an activated venv's tools are found), less the startup-file variables.  The
@@ -281,10 +289,12 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     # Nobody approved a call the default policy judged read-only: a misjudged command must
     # still be unable to write, so it runs in the read-only sandbox.
     mode = WORKSPACE_WRITE if ctx.approved else READ_ONLY
+    env = command_environment()
     try:
         proc = await sandbox_for(ctx.config).spawn(
             [*BASH_ARGV, command], mode=mode, network=bool(args.get("network")),
-            cwd=str(ctx.workspace), env=command_environment(), stdout=out_w, stderr=err_w)
+            cwd=str(ctx.workspace), env=env, show=path_under_tmp(env), stdout=out_w,
+            stderr=err_w)
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)

@@ -229,6 +229,9 @@ def _host_tmp_named_paths(named: Sequence[str], workspace: str) -> tuple[str, ..
                     workspace + "/") or not os.path.exists(path):
                 continue
             shown = path if os.path.isdir(path) else os.path.dirname(path)
+            venv = os.path.dirname(shown)  # a venv's bin folder: its packages come along
+            if venv != "/tmp" and os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+                shown = venv
             if shown == "/tmp":  # never all of /tmp: anyone can write there
                 shown = path
             if shown not in found:
@@ -552,14 +555,15 @@ class Sandbox:
     async def spawn(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
                     network: bool = False, cwd: str | os.PathLike[str] | None = None,
                     env: Mapping[str, str] | None = None, stdin: Any = DEVNULL,
-                    stdout: Any = None, stderr: Any = None,
+                    stdout: Any = None, stderr: Any = None, show: Sequence[str] = (),
                     **kwargs: Any) -> SandboxProcess:
         """Start ``argv`` (never a shell string) under the sandbox, in its own session.
 
         ``mode`` is what the process needs (``read-only`` for anything labelled read-only);
         ``network`` asks for the network (only pass True for a call the user approved with
-        network, or when the config allows it).  Raises :class:`FileNotFoundError` when the
-        program or ``cwd`` is missing, :class:`OSError` when it cannot start.
+        network, or when the config allows it); ``show`` as for :meth:`command`.  Raises
+        :class:`FileNotFoundError` when the program or ``cwd`` is missing, :class:`OSError`
+        when it cannot start.
         """
         import asyncio
 
@@ -567,7 +571,8 @@ class Sandbox:
 
         reaper.install()  # once per process: its exit reaped from a pidfd, not a thread
         where = os.fspath(cwd) if cwd is not None else self.workspace
-        wrapped, sandboxed = self.command(argv, mode=mode, network=network, cwd=where, env=env)
+        wrapped, sandboxed = self.command(argv, mode=mode, network=network, cwd=where, env=env,
+                                          show=show)
         proc = await asyncio.create_subprocess_exec(
             *wrapped, cwd=where, env=self.environment(env, sandboxed=sandboxed), stdin=stdin,
             stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)

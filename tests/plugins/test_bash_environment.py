@@ -57,3 +57,36 @@ def test_commands_see_the_started_path_and_no_profile_noise(tmp_path, monkeypatc
     for request in fake_provider.requests:
         body = json.dumps(request.body)
         assert "cannot rehash" not in body and "profile-stdout-noise" not in body
+
+
+def test_a_venv_on_path_under_the_hosts_tmp_is_seen_read_only(tmp_path, monkeypatch,
+                                                              fake_provider):
+    """The sandbox's /tmp is private; a venv the user made under the host's /tmp (outside the
+    workspace) and put on PATH is shown, read-only, packages and all."""
+    assert str(tmp_path).startswith("/tmp/")
+    venv = tmp_path / "venvs" / "tools"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib").mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "data.txt").write_text("venv package data\n")
+    tool = venv / "bin" / "venvtool"
+    tool.write_text('#!/bin/sh\ncat "$(dirname "$0")/../lib/data.txt"\n')
+    tool.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "userhome"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    fake_provider.script(
+        Reply.tool_call("bash", {"command": "venvtool"}, id="c1"),
+        Reply.tool_call("bash", {"command": f"touch {venv}/lib/planted"}, id="c2"),
+        Reply.text("done"))
+    proc = run_agent_here(
+        ["-p", "go", "--yolo", "--provider", "openai", "--base-url", fake_provider.openai_url,
+         "--model", "m"], home=tmp_path / "agenthome", cwd=ws, OPENAI_API_KEY="sk-test",
+        PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert proc.returncode == 0, proc.stderr
+    ran, planted = fake_provider.tool_results()
+    assert ran.startswith("exit: 0") and "venv package data" in ran, ran
+    assert "Read-only file system" in planted
+    assert not (venv / "lib" / "planted").exists()
