@@ -389,11 +389,22 @@ class App:
         self.live.refresh()
         self.redraw.request()
 
+    def refresh_commands(self) -> None:
+        """Ask the plugins for their slash commands again: some appear while the app runs (an
+        MCP server's prompts once it has connected), not only at start."""
+        try:
+            self.commands = self.hooks.commands(self.config)
+        except Exception as exc:
+            self.supervisor.report("slash commands", exc)
+
     def run_command(self, text: str, *, shown: str | None = None) -> None:
         name, _, args = text[1:].partition(" ")
         self.transcript.follow_end()  # what the command prints is brought into view
         self.add("user", shown or text)
         command = self.commands.get(name)
+        if command is None:
+            self.refresh_commands()
+            command = self.commands.get(name)
         if command is None:
             self.add("error", f"unknown command /{name} - try /help "
                               "(start with // to send it as a prompt)")

@@ -58,6 +58,8 @@ class Completion:
     # ---- the / menu ----
 
     def _commands(self, prefix: str) -> None:
+        if self.kind != "command":  # the menu opens: commands added since are listed too
+            self.app.refresh_commands()
         commands = self.app.commands.matching(prefix)
         if not commands:
             self.close()

@@ -138,6 +138,20 @@ def server_lines(config: Any) -> list[str]:
     return lines
 
 
+def offered_tools(st: Any, server: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The server's tools the model is offered, and those it is not, each with the reason
+    (a schema no provider takes, a tool the server runs only as a task)."""
+    offered: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    for definition in st.manager.tools.get(server, []):
+        raw = str(definition["name"])
+        if st.factory.tool(server, definition) is not None:
+            offered.append(raw)
+        else:
+            left_out.append((raw, st.factory.rejected.get((server, raw), "not offered")))
+    return offered, left_out
+
+
 def _status(st: Any, name: str, server: ServerConfig, this_session: bool) -> str:
     if server.problem:
         return f"failed: {server.problem}"
@@ -146,8 +160,11 @@ def _status(st: Any, name: str, server: ServerConfig, this_session: bool) -> str
     if not st.enabled:
         return "not connected (--no-mcp)"
     state, error = st.manager.state_of(name)
-    count = len(st.manager.tools.get(name, []))
+    offered, left_out = offered_tools(st, name)
+    count = len(offered)
     tools = f"{count} tool{'s' if count != 1 else ''}"
+    if left_out:
+        tools += f" (+{len(left_out)} not offered)"
     if state == "connected":
         return tools
     if state in ("failed", "crashed"):
@@ -320,6 +337,9 @@ def _cli_list(config: Any) -> int:
         if where:
             print(f"  {where}")
         if st.manager.state_of(name)[0] == "connected":
-            print("  tools: " + ", ".join(t["name"] for t in st.manager.tools.get(name, [])))
+            offered, left_out = offered_tools(st, name)
+            print("  tools: " + ", ".join(offered))
+            for tool, why in left_out:
+                print(f"  not offered: {tool} ({why})")
     print(f"configured in {_config_file(config)}")
     return 0

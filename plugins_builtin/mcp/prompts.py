@@ -2,9 +2,10 @@
 
 The command fetches the prompt with its arguments filled in and sends the text as the user's
 prompt. Arguments are given in the order the server declares them, or as ``name=value``; a
-missing required one is named in the error. Commands are registered from the prompts cached at
-the last connection (like tools), so a server's prompts appear as commands from the start after
-the one where it first connected.
+missing required one is named in the error. Commands are registered from the prompts known now:
+cached at the last connection (like tools) at start, and the server's own list once it has
+connected, so a new server's prompts are commands in the same run (the UI asks again when its
+/ menu opens and when a command is not found).
 """
 
 from __future__ import annotations

@@ -93,3 +93,23 @@ def test_the_rewrite_keeps_what_the_model_needs_and_never_changes_its_input():
         "n": {"type": "integer", "minimum": 0, "description": "how many"}, "far": {}},
         "required": ["n"]}
     assert for_provider(None, "openai") == {"type": "object", "properties": {}}
+
+
+def test_mcp_list_shows_only_offered_tools_and_why_the_others_are_not(tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    command, args = server_command(SERVER)
+    ws.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        "mcp_startup_timeout = 120\n"
+        f'[mcp_servers.schemas]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n')
+    proc = run_agent_here(["mcp", "list"], home=home, cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "- schemas (local) - 6 tools (+3 not offered)"
+    tools = next(ln for ln in lines if ln.startswith("  tools: "))
+    assert set(tools.removeprefix("  tools: ").split(", ")) == {
+        "search", "create", "merge", "pick", "lookup", "echo"}
+    left_out = {ln.split()[2]: ln for ln in lines if ln.startswith("  not offered: ")}
+    assert set(left_out) == {"huge", "spaced", "taskonly"}
+    assert "long-running task" in left_out["taskonly"]
