@@ -132,7 +132,13 @@ async def test_keyless_custom_endpoint_validated_url_and_the_header_refreshes(
     await press(app, *["backspace"] * len("not a url"))
     await type_text(app, "localhost:8000")
     assert "x it starts with http:// or https://" in screen(app)
-    await press(app, *["backspace"] * len("localhost:8000"))
+    await press(app, "ctrl u")  # as in a shell: the field is cleared to its start
+    assert "> localhost" not in screen(app) and "x type the endpoint's URL" in screen(app)
+    await type_text(app, "http://one two")
+    await press(app, "ctrl w")  # the word before the cursor goes
+    assert "> http://one " in screen(app) and "> http://one two" not in screen(app)
+    await press(app, "ctrl a", "ctrl k")  # to the start, then everything after the cursor
+    assert "> http://one" not in screen(app) and "x type the endpoint's URL" in screen(app)
     await type_text(app, fake_provider.openai_url)
     assert "x " not in screen(app).split("endpoint URL")[1].split("└")[0]
     await press(app, "enter")

@@ -167,6 +167,31 @@ class Modal(urwid.WidgetWrap):
         return False
 
 
+def line_edit_key(edit: urwid.Edit, key: str) -> bool:
+    """The line-editing keys every shell field has, which urwid's ``Edit`` lacks: ctrl-u
+    deletes to the start, ctrl-k to the end, ctrl-w the word before the cursor, ctrl-a and
+    ctrl-e move to the start and the end.  True when ``key`` was one of them."""
+    text, pos = edit.edit_text, edit.edit_pos
+    if key == "ctrl u":
+        edit.set_edit_text(text[pos:])
+        edit.set_edit_pos(0)
+    elif key == "ctrl k":
+        edit.set_edit_text(text[:pos])
+    elif key == "ctrl w":
+        start = len(text[:pos].rstrip())
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        edit.set_edit_text(text[:start] + text[pos:])
+        edit.set_edit_pos(start)
+    elif key == "ctrl a":
+        edit.set_edit_pos(0)
+    elif key == "ctrl e":
+        edit.set_edit_pos(len(text))
+    else:
+        return False
+    return True
+
+
 class TextPrompt(Modal):
     """One line of text (masked for keys); enter accepts, esc cancels.  ``validate(text)``
     returns what is wrong with the text (None: nothing): it is checked as the user types,
@@ -208,7 +233,8 @@ class TextPrompt(Modal):
         return False
 
     def type_key(self, size: tuple[int], key: str) -> bool:
-        handled = self.edit.keypress((max(1, size[0] - 4),), key) is None
+        handled = line_edit_key(self.edit, key) or \
+            self.edit.keypress((max(1, size[0] - 4),), key) is None
         self._check()
         return handled
 
@@ -302,7 +328,8 @@ class Picker(Modal):
     def type_key(self, size: tuple[int], key: str) -> bool:
         if self.edit is None:
             return self._filter_key(key)
-        return self.edit.keypress((max(1, size[0] - 4),), key) is None
+        return line_edit_key(self.edit, key) or \
+            self.edit.keypress((max(1, size[0] - 4),), key) is None
 
     def _filter_key(self, key: str) -> bool:
         if not self.filterable:
