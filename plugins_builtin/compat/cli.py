@@ -100,6 +100,15 @@ def render(config: dict[str, Any], setup: Setup, source: str) -> str:
         lines.append("\n# read in place, nothing to import: ~/.codex/prompts/, AGENTS.md")
     for problem in dict.fromkeys(setup.ignored):
         lines.append(f"# not imported: {problem}")
+    for name, server in config.get("mcp_servers", {}).items():
+        if "${" in json.dumps(server):
+            lines.append(f"# mcp_servers.{name} refers to ${{VAR}}, which our config does not "
+                         "expand: put the value in the file, or let agent read .mcp.json")
+    from .hooks import RUN
+
+    for event in config.get("hooks", {}):
+        if event not in RUN:
+            lines.append(f"# hooks.{event} is kept but not run yet")
     return "\n".join(lines) + "\n"
 
 
@@ -118,7 +127,7 @@ def import_cli(argv: list[str], boot: Any) -> int:
         return 2
     config = boot.config
     home = Path(config.get("compat_home") or os.path.expanduser("~"))
-    setup = read_setup(Path(config.workspace), home)
+    setup = read_setup(Path(config.workspace), home, expand=False)
     table = imported(setup, source)
     print(render(table, setup, source), end="")
     if write:

@@ -67,9 +67,18 @@ class Setup:
         return bool(self.project_servers or self.project_rules.allow or self.project_hooks)
 
 
+class _Keep(dict):  # type: ignore[type-arg]
+    """An environment that expands nothing: every ``${VAR}`` stays as written."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return None
+
+
 def _expand_env(value: Any, env: dict[str, str]) -> Any:
     """``${VAR}`` and ``${VAR:-default}`` in strings, as Claude Code expands ``.mcp.json``."""
     if isinstance(value, str):
+        if isinstance(env, _Keep):
+            return value
         return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(2) or ""), value)
     if isinstance(value, list):
         return [_expand_env(v, env) for v in value]
@@ -184,6 +193,17 @@ def _settings(path: Path, label: str, home: str, ignored: list[str]
     return rules, _hooks(data.get("hooks"), label, ignored)
 
 
+#: subagent kinds of our own, which an agent file of the same name does not replace
+BUILTIN_KINDS = frozenset({"explore", "review", "worker"})
+
+
+def text_of(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 #: what is read from a ``.claude`` directory; anything else in it is reported
 CLAUDE_ENTRIES = frozenset({"settings.json", "settings.local.json", "commands", "skills",
                             "agents", "hooks"})
@@ -206,6 +226,9 @@ def files_in_place(workspace: Path, home: Path) -> tuple[list[str], list[str]]:
                 meta = frontmatter.parse(path.read_text(encoding="utf-8"), lenient=True).meta
             except (OSError, UnicodeDecodeError):
                 continue
+            if "!`" in text_of(path):
+                ignored.append(f"{label}/commands/{path.relative_to(commands)}: its !`command` "
+                               "lines are sent as text, not run")
             for key in ("allowed-tools", "model", "disable-model-invocation"):
                 if key in meta:
                     ignored.append(f"{label}/commands/{path.relative_to(commands)}: {key} "
@@ -215,11 +238,20 @@ def files_in_place(workspace: Path, home: Path) -> tuple[list[str], list[str]]:
             used.append(f"skill {path.parent.name} ({label}/skills)")
         agents, skipped = read_dirs([root / "agents"])
         for name, agent in agents.items():
-            used.append(f"subagent kind {name} for task ({label}/agents)")
+            if name not in BUILTIN_KINDS:
+                used.append(f"subagent kind {name} for task ({label}/agents)")
             if agent.model and agent.model != "inherit":
                 ignored.append(f"{label}/agents/{agent.path.name}: model {agent.model} is not "
                                "used (subagents use subagent_model or the session's model)")
         ignored += [f"{label}/agents: {line}" for line in skipped]
+        for name in BUILTIN_KINDS & set(agents):
+            ignored.append(f"{label}/agents: {name} is a builtin subagent kind here; the "
+                           "builtin one is used")
+    for path, why in ((workspace / "CLAUDE.local.md", "CLAUDE.local.md"),
+                      (home / ".claude" / "CLAUDE.md", "~/.claude/CLAUDE.md")):
+        if path.is_file():
+            ignored.append(f"{why} is not read (instruction files here: AGENTS.md, CLAUDE.md, "
+                           ".agent.md in the workspace and its parents)")
     prompts = home / ".codex" / "prompts"
     for path in sorted(prompts.glob("*.md")) if prompts.is_dir() else []:
         used.append(f"command /prompts:{path.stem} (~/.codex/prompts)")
@@ -247,9 +279,14 @@ def digest(workspace: Path) -> tuple[str, list[str]]:
     return (h.hexdigest() if found else ""), found
 
 
-def read_setup(workspace: Path, home: Path, env: dict[str, str] | None = None) -> Setup:
-    """Everything the Claude Code and Codex files in ``workspace`` and ``home`` hold."""
+def read_setup(workspace: Path, home: Path, env: dict[str, str] | None = None, *,
+               expand: bool = True) -> Setup:
+    """Everything the Claude Code and Codex files in ``workspace`` and ``home`` hold.
+    Without ``expand``, ``${VAR}`` references in server tables stay as written (``agent
+    import`` must not write a secret from the environment into a config file)."""
     env = dict(os.environ if env is None else env)
+    if not expand:
+        env = _Keep()
     env.setdefault("CLAUDE_PROJECT_DIR", str(workspace))
     setup = Setup()
     ig = setup.ignored
@@ -264,6 +301,9 @@ def read_setup(workspace: Path, home: Path, env: dict[str, str] | None = None) -
         if isinstance(mine, dict):
             setup.user_servers.update(_servers(mine.get("mcpServers"),
                                                f"~/.claude.json (project {workspace})", env, ig))
+            if mine.get("allowedTools"):
+                ig.append(f"~/.claude.json (project {workspace}): allowedTools is not used "
+                          "(put rules in ~/.claude/settings.json or our [permission])")
     codex = home / ".codex" / "config.toml"
     try:
         codex_data = tomllib.loads(codex.read_text(encoding="utf-8"))

@@ -79,13 +79,16 @@ def _path_patterns(spec: str, home: str) -> list[str]:
         # gitignore: a name without a slash matches at any depth
         name = text.replace("**", "*")
         return [name, f"*/{name}"]
-    text = text.replace("**/", "*/").replace("**", "*")
     if text.endswith("/"):
-        text += "*"
-    out = [text]
-    if text.startswith("*/"):
-        out.append(text[2:])  # "**/x" matches x at the top too
-    return out
+        text += "**"
+    # "**/" is zero or more directories: every spelling with and without each one
+    out = [""]
+    for i, piece in enumerate(text.split("**/")):
+        if i == 0:
+            out = [piece]
+            continue
+        out = [o + "*/" + piece for o in out] + [o + piece for o in out]
+    return list(dict.fromkeys(o.replace("**", "*") for o in out))
 
 
 def _domain_patterns(domain: str) -> list[str]:

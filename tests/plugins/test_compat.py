@@ -229,6 +229,9 @@ def test_import_prints_and_writes_the_config(tmp_path):
                           ("read_many_files", ".env"), ("read_many_files", "*/.env")]),
     ("Edit(src/**)", False, [(t, "src/*") for t in ("write_file", "edit_file", "multi_edit",
                                                     "apply_patch")]),
+    ("Read(src/**/*.key)", True, [("read_file", "src/*/*.key"), ("read_file", "src/*.key"),
+                                  ("read_many_files", "src/*/*.key"),
+                                  ("read_many_files", "src/*.key")]),
     ("mcp__github__create_issue", False, [("mcp__github__create_issue", "*")]),
     ("mcp__my_server", False, [("mcp__my-server__*", "*")]),
 ])
@@ -290,3 +293,23 @@ def test_user_prompt_submit_hook_refuses_or_adds_context(tmp_path, fake_provider
     assert proc.returncode == 0, proc.stderr
     sent = json.dumps(fake_provider.bodies[0]["messages"][-1])
     assert "ship it" in sent and "the build is frozen today" in sent
+
+
+def test_import_keeps_variable_references_and_reports_what_it_cannot_use(tmp_path):
+    ws, home, _ = build(tmp_path)
+    mcp = json.loads((ws / ".mcp.json").read_text())
+    mcp["mcpServers"]["docs"] = {"type": "http", "url": "https://docs.example/mcp",
+                                 "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+    (ws / ".mcp.json").write_text(json.dumps(mcp))
+    (ws / "CLAUDE.local.md").write_text("my notes\n")
+    (ws / ".claude" / "commands" / "ctx.md").write_text("Status: !`git status`\n$ARGUMENTS\n")
+    (ws / ".claude" / "agents" / "explore.md").write_text(
+        "---\nname: explore\ndescription: mine\n---\nshadowed\n")
+    proc = run_agent_here(["import", "--from", "claude"], home=ws.parent / "agenthome",
+                          cwd=ws, HOME=str(home), DOCS_TOKEN="sk-do-not-write-me")
+    assert proc.returncode == 0, proc.stderr
+    assert "Bearer ${DOCS_TOKEN}" in proc.stdout and "sk-do-not-write-me" not in proc.stdout
+    for reported in ("CLAUDE.local.md is not read", "ctx.md: its !`command` lines",
+                     "explore is a builtin subagent kind", "allowed-tools is not used",
+                     "model sonnet is not used"):
+        assert reported in proc.stdout, reported
