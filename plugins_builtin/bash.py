@@ -59,6 +59,15 @@ READ_ONLY_HINT = (
     "read-only sandbox: nothing but a scratch /tmp is writable there. If it must write, call "
     "bash again with the same command and \"write\": true; the user will be asked.)")
 
+#: How writing a persistence file fails in the writable sandbox (EROFS, or EBUSY when
+#: renaming over or away a wall), and what the model is told then.
+WALL_ERRORS = (READ_ONLY_ERROR, "Device or resource busy")
+WALL_HINT = (
+    "\n(Git hooks and config, .envrc, .vscode/, .idea/, .agent/, .claude/ and .mcp.json are "
+    "read-only to every command: they act later, outside the sandbox. If this command must "
+    "write one, call bash again with \"write_protected\": [its path]; the user will be "
+    "asked.)")
+
 INTERRUPTED = "The user interrupted this command. It did not finish, so its effects are unknown."
 NO_OUTPUT = "(no output before it was killed)"
 
@@ -74,6 +83,21 @@ PARAMETERS: dict[str, Any] = {
                   "description": "Run with the workspace writable although the command looks "
                                  "read-only (it failed with 'Read-only file system'). Asks "
                                  "the user."},
+        "sockets": {"type": "array", "maxItems": 8,
+                    "items": {"type": "string", "minLength": 1},
+                    "description": "Unix sockets the command must reach, by path (e.g. "
+                                   "[\"/run/docker.sock\"] for docker). No sandboxed command "
+                                   "can open a unix socket otherwise. The user is asked, every "
+                                   "time."},
+        "write_protected": {"type": "array", "maxItems": 8,
+                            "items": {"type": "string", "minLength": 1},
+                            "description": "Protected files the command must write, relative "
+                                           "to the workspace (e.g. [\".git/config\"] for `git "
+                                           "config user.name x`, [\".envrc\"] for `direnv "
+                                           "allow`). Git hooks and config, .envrc, .vscode/, "
+                                           ".idea/, .agent/, .claude/ and .mcp.json are "
+                                           "read-only to every command otherwise. The user is "
+                                           "asked, every time."},
         "network": {"type": "boolean",
                     "description": "Run with network access (package installs, downloads). "
                                    "The sandbox blocks the network otherwise; asking for it "
@@ -289,12 +313,18 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
     # Nobody approved a call the default policy judged read-only: a misjudged command must
     # still be unable to write, so it runs in the read-only sandbox.
     mode = WORKSPACE_WRITE if ctx.approved else READ_ONLY
+    sockets = tuple(args.get("sockets") or ())
+    unwalled = tuple(args.get("write_protected") or ())
+    if (sockets or unwalled) and ctx.allowed_by != "user":
+        # the gate asks a person about these; a second wall, should a caller skip it
+        raise ToolError("Lifting the sandbox's walls (sockets, write_protected) needs the "
+                        "user's own yes to this call.")
     env = command_environment()
     try:
         proc = await sandbox_for(ctx.config).spawn(
             [*BASH_ARGV, command], mode=mode, network=bool(args.get("network")),
-            cwd=str(ctx.workspace), env=env, show=path_under_tmp(env), stdout=out_w,
-            stderr=err_w)
+            cwd=str(ctx.workspace), env=env, show=path_under_tmp(env), sockets=sockets,
+            unwalled=unwalled, stdout=out_w, stderr=err_w)
     except FileNotFoundError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -359,6 +389,8 @@ async def run_bash(args: dict[str, Any], ctx: Any) -> ToolResult:
                  "exited)")
     if mode == READ_ONLY and READ_ONLY_ERROR in body:
         text += READ_ONLY_HINT
+    elif mode == WORKSPACE_WRITE and _hit_a_wall(body):
+        text += WALL_HINT
     lines = out.lines + err.lines
     summary = f"exit {exit_code}, {_plural(lines, 'line')} out"
     if signal_number:
@@ -377,8 +409,37 @@ def _effects(args: dict[str, Any]) -> Effects:
     writes, deletes, reads = found
     # ``write`` asks for the writable sandbox: the call says it does more than its command
     # shows, so it is never auto-allowed as read-only.
+    escalates = tuple(f"socket:{p}" for p in args.get("sockets") or () if isinstance(p, str))
+    escalates += tuple(f"write:{p}" for p in args.get("write_protected") or ()
+                       if isinstance(p, str))
     return Effects(command=command, network=bool(args.get("network")), writes=writes,
-                   deletes=deletes, reads=reads, opaque=bool(args.get("write")))
+                   deletes=deletes, reads=reads, opaque=bool(args.get("write")),
+                   escalates=escalates)
+
+
+def _hit_a_wall(output: str) -> bool:
+    """True when the output shows a write refused on a persistence path."""
+    if not any(error in output for error in WALL_ERRORS):
+        return False
+    return any(name in output for name in (".git", ".envrc", ".vscode", ".idea", ".agent",
+                                           ".claude", ".mcp.json"))
+
+
+def _escalation_lines(args: dict[str, Any]) -> list[str]:
+    """What lifting each asked-for wall means, for the approval dialog."""
+    from agent.contain.walls import persistent_entry
+
+    lines = []
+    for path in args.get("sockets") or ():
+        if isinstance(path, str):
+            lines.append(f"may connect to the unix socket {path} (whatever listens there "
+                         "acts for you: docker is root, an ssh agent signs as you)")
+    for path in args.get("write_protected") or ():
+        if isinstance(path, str):
+            entry = persistent_entry(os.path.normpath(path))
+            does = entry.does if entry else "not a protected file"
+            lines.append(f"may write {path}: {does}")
+    return lines
 
 
 def describe(args: dict[str, Any]) -> Description:
@@ -396,6 +457,7 @@ def describe(args: dict[str, Any]) -> Description:
     what = f"Run `{first}`" + (f" and {len(lines) - 1} more lines" if len(lines) > 1 else "")
     if args.get("write"):
         what += " with the workspace writable"
+    details += _escalation_lines(args)
     if args.get("network"):
         what += " with network access"
     return Description(tuple(details), what + "?")

@@ -1,4 +1,6 @@
-"""Refuses writes to files a tool owns: .git, lockfiles, node_modules, vendor, caches.
+"""Refuses writes to files a tool owns: .git, lockfiles, node_modules, vendor, caches; and
+asks, in every permission mode, before a write to a file that acts later (.envrc, .vscode/,
+the agent's project config: agent.contain.walls).
 
 The set is exactly the one docs/permissions.md lists.  Directory names people make by hand
 for their own output (``build/``, ``dist/``, ``out/``, ``coverage/``) are not in it: ``mkdir
@@ -65,11 +67,37 @@ def _real_parts(path: str, workspace) -> list[str] | None:
     return segments(real, root)
 
 
+def acts_later(parts: list[str]) -> str | None:
+    """What the persistence file at ``parts`` does later (a program it makes run, how it
+    changes an agent), or None when it is none (:mod:`agent.contain.walls`)."""
+    from agent.contain.walls import persistent_entry
+
+    entry = persistent_entry("/".join(parts))
+    return entry.does if entry is not None else None
+
+
 @hookimpl
 def agent_guard_tool_call(call, effects, session):
     """Deny any call that would write or delete a protected path, whatever the tool: as
-    written, or where a symlink on the way leads."""
+    written, or where a symlink on the way leads.  Ask, in every permission mode, about one
+    that would write a persistence file (``.envrc``, ``.vscode/``, the agent's own project
+    config ...): the question says what the file does."""
     workspace = getattr(session, "workspace", None)
+    denial = _generated(effects, workspace)
+    if denial is not None:
+        return denial
+    for path in effects.changed_paths:
+        does = acts_later(segments(path, workspace))
+        if does is None:
+            real = _real_parts(path, workspace)
+            does = acts_later(real) if real is not None else None
+        if does is not None:
+            return Verdict.ask(f"{path} acts later, outside this call: {does}", "protect")
+    return None
+
+
+def _generated(effects, workspace):
+    """The denial of a write to a generated path, or None."""
     for path in effects.changed_paths:
         why = why_protected(segments(path, workspace))
         if why is None:

@@ -27,21 +27,24 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from agent.contain import procs
+from agent.contain import procs, seccomp
 from agent.contain.envpolicy import policy_from_config, scrub_environment
 from agent.contain.sandbox_policy import (
     HOME_SECRETS,
     MODES,
     OFF,
     READ_ONLY,
+    SOCKET_VARIABLES,
     WORKSPACE_WRITE,
     Policy,
     bwrap_args,
     seatbelt_args,
 )
+from agent.contain.walls import Persistent, Placeholders
+from agent.contain.walls import plan as walls_plan
 from agent.contract.verdict import Verdict
 
 __all__ = ["MODES", "OFF", "READ_ONLY", "WORKSPACE_WRITE", "Probe", "Sandbox", "SandboxProcess",
@@ -53,6 +56,11 @@ KILL_GRACE = 0.25
 PROBE_TIMEOUT = 5.0
 #: ``subprocess.DEVNULL`` without importing subprocess on the way to ``--help``.
 DEVNULL = -3
+#: The descriptor bubblewrap reads the seccomp filter from, and the shell that opens the
+#: filter file on it before it becomes bwrap (``$0`` the file, ``$@`` bwrap's command line).
+FILTER_FD = 9
+SHELL = "/bin/sh"
+FILTER_OPENER = f'exec {FILTER_FD}<"$0" && exec "$@"'
 
 
 @dataclass(frozen=True)
@@ -243,14 +251,29 @@ class SandboxProcess:
     """A started process (an :class:`asyncio.subprocess.Process` underneath: ``stdout``,
     ``wait()``, ``returncode``, ``pid`` ... all work) that knows how to end its whole tree."""
 
-    def __init__(self, proc: Any, sandboxed: bool, mode: str, network: bool) -> None:
+    def __init__(self, proc: Any, sandboxed: bool, mode: str, network: bool,
+                 release: Any = None) -> None:
         self.proc = proc
         self.sandboxed = sandboxed
         self.mode = mode
         self.network = network
+        self._release = release
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.proc, name)
+
+    async def wait(self) -> int:
+        """Wait for the process to exit (then the walls it held are let go of)."""
+        try:
+            return int(await self.proc.wait())
+        finally:
+            if self.proc.returncode is not None:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
     async def terminate(self, grace: float = KILL_GRACE) -> int:
         """SIGTERM every process of the command, SIGKILL what is left after ``grace``
@@ -305,6 +328,7 @@ class SandboxProcess:
                 procs.signal_all(late, procs.SIGKILL)
                 procs.signal_group(proc.pid, procs.SIGKILL)
         await proc.wait()
+        self._let_go()
         # SIGKILL is delivered asynchronously: return only once the processes are gone.
         deadline = loop.time() + 2.0
         while loop.time() < deadline and any(procs.alive(p) for p in targets):
@@ -335,6 +359,8 @@ class Sandbox:
         self.platform = sys.platform
         self._tmpdir: str | None = None
         self._empty_file: str | None = None
+        self._filters: dict[str, str] = {}
+        self._walls: Placeholders | None = None
         self._prober: _Prober | None = None
         self._probe: Probe | None = None
         self._probe_key: tuple[str, ...] = ()
@@ -375,6 +401,13 @@ class Sandbox:
             elif self._prober is not None:
                 self._probe = self._prober.wait()
                 _remember_probe(self._probe_key, self._probe)
+                if self._probe.ok and seccomp.program() is None:
+                    import platform
+
+                    # No filter means sockets and tracing unwalled: not a sandbox to trust.
+                    self._probe = Probe(False, "bwrap", self._probe.program,
+                                        "no seccomp filter for this machine "
+                                        f"({platform.machine()})")
             else:
                 self._probe = _probe_seatbelt()
         return self._probe
@@ -443,6 +476,23 @@ class Sandbox:
             self._empty_file = path
         return self._empty_file
 
+    def _filter(self, unix_sockets: bool) -> str:
+        """The seccomp program's file (:mod:`agent.contain.seccomp`), written once per
+        process into a private folder, read-only."""
+        key = "seccomp-unix" if unix_sockets else "seccomp"
+        path = self._filters.get(key)
+        if path is None or not os.path.isfile(path):
+            program = seccomp.program(unix_sockets=unix_sockets)
+            if program is None:
+                raise OSError("no seccomp filter for this machine: the sandbox cannot start")
+            folder = os.path.dirname(self._empty())
+            path = os.path.join(folder, key)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o400)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(program)
+            self._filters[key] = path
+        return path
+
     def _tmp(self) -> str:
         if self._tmpdir is None or not os.path.isdir(self._tmpdir):
             import tempfile
@@ -453,19 +503,23 @@ class Sandbox:
 
     def policy(self, mode: str = WORKSPACE_WRITE, *, network: bool = False,
                cwd: str | None = None, program: str | None = None,
-               show: Sequence[str] = ()) -> Policy:
+               show: Sequence[str] = (), sockets: Sequence[str] = ()) -> Policy:
         """The :class:`Policy` a process asking for ``mode`` gets (``program``: the absolute
         path of what it runs, shown read-only when it lives under the host's ``/tmp``, as
-        are the paths there among ``show``)."""
+        are the paths there among ``show``; ``sockets``: unix sockets an approved call may
+        reach, shown when under ``/tmp``)."""
         return self._policy(self.mode_for(mode), network=network, cwd=cwd, program=program,
-                            show=show)
+                            show=show, sockets=sockets)
 
     def _policy(self, effective: str, *, network: bool, cwd: str | None,
-                program: str | None, show: Sequence[str] = ()) -> Policy:
+                program: str | None, show: Sequence[str] = (), sockets: Sequence[str] = (),
+                walls: tuple[tuple[str, str], ...] = ()) -> Policy:
         workspace = os.path.realpath(self.workspace)
         readable = _host_tmp_program_dirs(program, workspace) if program else ()
         readable += tuple(p for p in _host_tmp_named_paths(show, workspace)
                           if p not in readable)
+        readable += tuple(p for p in (os.path.abspath(s) for s in sockets)
+                          if p.startswith("/tmp/") and os.path.exists(p) and p not in readable)
         return Policy(mode=effective if effective != OFF else WORKSPACE_WRITE,
                       workspace=workspace, readable=readable,
                       network=bool(network or self.network) and effective != READ_ONLY,
@@ -473,12 +527,15 @@ class Sandbox:
                       writable=tuple(p for p in self.writable if os.path.isdir(p)),
                       tmpdir=self._tmp() if effective == WORKSPACE_WRITE else None,
                       empty_file=self._empty(),
+                      seccomp_fd=FILTER_FD,
+                      walls=walls if effective == WORKSPACE_WRITE else (),
                       cwd=cwd)
 
     def command(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
                 network: bool = False, cwd: str | None = None,
                 env: Mapping[str, str] | None = None,
-                required: bool = False, show: Sequence[str] = ()) -> tuple[list[str], bool]:
+                required: bool = False, show: Sequence[str] = (), sockets: Sequence[str] = (),
+                unwalled: Sequence[str] = ()) -> tuple[list[str], bool]:
         """The argument vector that runs ``argv`` under the sandbox, and whether it is
         sandboxed (False when off or unavailable: then ``argv`` comes back unchanged).
 
@@ -489,8 +546,24 @@ class Sandbox:
         ``/tmp``, which the sandbox's private ``/tmp`` would hide, are shown read-only.
         ``argv[0]`` is looked
         up on PATH first, so a missing program raises :class:`FileNotFoundError` here, as it
-        would without the sandbox.
+        would without the sandbox.  ``sockets`` names the unix sockets a call the user
+        approved may reach: only then is ``socket(AF_UNIX)`` allowed (see
+        :mod:`agent.contain.seccomp`), for that one process.  ``unwalled`` names the
+        persistence paths (relative to the workspace) an approved call may write
+        (:mod:`agent.contain.walls`); every other one is read-only in ``workspace-write``.
+        The walls' placeholders are held until this process exits (:meth:`spawn` and
+        :meth:`run` let go of them when their process ends).
         """
+        wrapped, sandboxed, _held = self._command(argv, mode=mode, network=network, cwd=cwd,
+                                                  env=env, required=required, show=show,
+                                                  sockets=sockets, unwalled=unwalled)
+        return wrapped, sandboxed
+
+    def _command(self, argv: Sequence[str], *, mode: str, network: bool, cwd: str | None,
+                 env: Mapping[str, str] | None, required: bool = False,
+                 show: Sequence[str] = (), sockets: Sequence[str] = (),
+                 unwalled: Sequence[str] = ()) -> tuple[list[str], bool, bool]:
+        """:meth:`command`, and whether it took hold of the walls' placeholders."""
         program = argv[0]
         if os.sep not in program:
             path = (env or os.environ).get("PATH", os.defpath)
@@ -507,28 +580,57 @@ class Sandbox:
                 raise RuntimeError(f"the sandbox cannot start here: {probe.detail}")
             strictest = READ_ONLY if READ_ONLY in (mode, self.mode) else WORKSPACE_WRITE
             policy = self._policy(strictest, network=network, cwd=cwd, program=program,
-                                  show=show)
+                                  show=show, sockets=sockets)
+            effective = strictest
         elif self.mode_for(mode) == OFF:
-            return argv, False
+            return argv, False, False
         else:
-            policy = self.policy(mode, network=network, cwd=cwd, program=program,
-                                 show=show)
-        if probe.backend == "seatbelt":
-            return seatbelt_args(policy, argv, probe.program), True
-        return bwrap_args(policy, probe.program, argv), True
+            effective = self.mode_for(mode)
+            policy = self._policy(effective, network=network, cwd=cwd, program=program,
+                                  show=show, sockets=sockets)
+        missing: list[Persistent] = []
+        if effective == WORKSPACE_WRITE:
+            walls, missing = walls_plan(os.path.realpath(self.workspace), tuple(unwalled))
+            policy = replace(policy, walls=tuple((w.path, w.kind) for w in walls))
+        if probe.backend == "seatbelt":  # a Seatbelt rule needs no placeholder
+            return seatbelt_args(policy, argv, probe.program), True, False
+        # bubblewrap reads the filter from a descriptor: a POSIX shell opens the file on it
+        # and replaces itself with bwrap (no quoting: the arguments pass through "$@").
+        wrapped = [SHELL, "-c", FILTER_OPENER, self._filter(bool(sockets)),
+                   *bwrap_args(policy, probe.program, argv)]
+        if effective != WORKSPACE_WRITE:
+            return wrapped, True, False
+        self._placeholders().acquire(missing)  # a wall's mount point must exist
+        return wrapped, True, True
+
+    def _placeholders(self) -> Placeholders:
+        if self._walls is None:
+            self._walls = Placeholders(os.path.realpath(self.workspace))
+        return self._walls
+
+    def release_walls(self) -> None:
+        """A process started with :meth:`command` in ``workspace-write`` has ended: let go
+        of the walls' placeholders (removed once no sandbox on the machine uses them)."""
+        if self._walls is not None:
+            self._walls.release()
 
     def environment(self, env: Mapping[str, str] | None = None, *,
-                    sandboxed: bool = True, keep: Sequence[str] | set[str] = ()
-                    ) -> dict[str, str]:
+                    sandboxed: bool = True, keep: Sequence[str] | set[str] = (),
+                    sockets: Sequence[str] = ()) -> dict[str, str]:
         """The environment of a process agent starts: ``env`` (default: ours) without
         credentials (:mod:`agent.contain.envpolicy`: the keys the agent holds, and every
         variable whose name or value says it is one), as config ``shell_env`` adjusts, plus
-        the names in ``keep``.  That holds with the sandbox off too.  In the sandbox
+        the names in ``keep``.  That holds with the sandbox off too.  ``SSH_AUTH_SOCK`` and
+        ``GPG_AGENT_INFO`` come back only when they name one of ``sockets`` (a call
+        approved with that socket).  In the sandbox
         ``TMPDIR`` points at the private temp dir, and so does ``XDG_CACHE_HOME``
         (``<tmp>/.cache``) unless it already names a writable directory: the home directory
         is read-only there, and pip, go, ruff and friends keep working with a cache that
         lasts for the run."""
         base = dict(os.environ if env is None else env)
+        named = {os.path.abspath(s) for s in sockets}
+        keep = (*keep, *(k for k in SOCKET_VARIABLES
+                         if base.get(k) and os.path.abspath(base[k].split(":")[0]) in named))
         out = scrub_environment(base, keep=tuple(keep), secret_values=self.held_keys(),
                                 policy=self.env_policy)
         if not sandboxed:
@@ -556,6 +658,7 @@ class Sandbox:
                     network: bool = False, cwd: str | os.PathLike[str] | None = None,
                     env: Mapping[str, str] | None = None, stdin: Any = DEVNULL,
                     stdout: Any = None, stderr: Any = None, show: Sequence[str] = (),
+                    sockets: Sequence[str] = (), unwalled: Sequence[str] = (),
                     **kwargs: Any) -> SandboxProcess:
         """Start ``argv`` (never a shell string) under the sandbox, in its own session.
 
@@ -571,34 +674,53 @@ class Sandbox:
 
         reaper.install()  # once per process: its exit reaped from a pidfd, not a thread
         where = os.fspath(cwd) if cwd is not None else self.workspace
-        wrapped, sandboxed = self.command(argv, mode=mode, network=network, cwd=where, env=env,
-                                          show=show)
-        proc = await asyncio.create_subprocess_exec(
-            *wrapped, cwd=where, env=self.environment(env, sandboxed=sandboxed), stdin=stdin,
-            stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
+        wrapped, sandboxed, held = self._command(argv, mode=mode, network=network, cwd=where,
+                                                 env=env, show=show, sockets=sockets,
+                                                 unwalled=unwalled)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *wrapped, cwd=where,
+                env=self.environment(env, sandboxed=sandboxed, sockets=sockets), stdin=stdin,
+                stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
+        except BaseException:
+            if held:
+                self.release_walls()
+            raise
         return SandboxProcess(proc, sandboxed and self.status.backend == "bwrap",
-                              self.mode_for(mode), network)
+                              self.mode_for(mode), network,
+                              release=self.release_walls if held else None)
 
     def run(self, argv: Sequence[str], *, mode: str = WORKSPACE_WRITE,
             cwd: str | os.PathLike[str] | None = None, timeout: float = 60.0,
-            env: Mapping[str, str] | None = None) -> tuple[int | None, bytes]:
+            env: Mapping[str, str] | None = None, network: bool = False,
+            sockets: Sequence[str] = (), unwalled: Sequence[str] = ()
+            ) -> tuple[int | None, bytes]:
         """Run ``argv`` to completion from synchronous code: ``(exit code, output)``, stdout
-        and stderr together.  On timeout the whole tree is killed and the code is None."""
+        and stderr together.  On timeout the whole tree is killed and the code is None.
+        ``network``, ``sockets`` and ``unwalled`` as for :meth:`command`."""
         import subprocess
 
         where = os.fspath(cwd) if cwd is not None else self.workspace
-        wrapped, sandboxed = self.command(argv, mode=mode, cwd=where, env=env)
-        proc = subprocess.Popen(wrapped, cwd=where, env=self.environment(env, sandboxed=sandboxed),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        wrapped, sandboxed, held = self._command(argv, mode=mode, cwd=where, env=env,
+                                                 network=network, sockets=sockets,
+                                                 unwalled=unwalled)
         try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            procs.signal_all(procs.descendants(proc.pid), procs.SIGKILL)
-            procs.signal_group(proc.pid, procs.SIGKILL)
-            output, _ = proc.communicate()
-            return None, output
-        return proc.returncode, output
+            proc = subprocess.Popen(wrapped, cwd=where,
+                                    env=self.environment(env, sandboxed=sandboxed,
+                                                         sockets=sockets),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                output, _ = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                procs.signal_all(procs.descendants(proc.pid), procs.SIGKILL)
+                procs.signal_group(proc.pid, procs.SIGKILL)
+                output, _ = proc.communicate()
+                return None, output
+            return proc.returncode, output
+        finally:
+            if held:
+                self.release_walls()
 
     def close(self) -> None:
         """Remove the private temp dir (also done at exit)."""

@@ -46,6 +46,13 @@ class Policy:
     #: Host directories under ``/tmp`` to show read-only (the program's own directory, when
     #: it lives there: the sandbox's ``/tmp`` hides the host's).
     readable: tuple[str, ...] = ()
+    #: Persistence walls (:mod:`agent.contain.walls`): ``(path, "ro" | "rw")`` bound over
+    #: themselves after the workspace, read-only (or, for ``.git``, writable: a mount point
+    #: cannot be renamed away).  Only in ``workspace-write``; every path exists.
+    walls: tuple[tuple[str, str], ...] = ()
+    #: The file descriptor bubblewrap reads the seccomp filter from
+    #: (:mod:`agent.contain.seccomp`); None leaves it out (only for tests of the command line).
+    seccomp_fd: int | None = None
     #: An empty read-only file that hidden files are replaced by (so ``git diff`` of a hidden
     #: tracked file still works: it reads as emptied); ``/dev/null`` when None.
     empty_file: str | None = None
@@ -89,6 +96,8 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
     """
     out = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
            "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
+    if policy.seccomp_fd is not None:
+        out += ["--seccomp", str(policy.seccomp_fd)]
     if not policy.network:
         out.append("--unshare-net")
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
@@ -105,6 +114,8 @@ def bwrap_args(policy: Policy, bwrap: str, argv: Sequence[str], *,
     if writing:
         for path in policy.writable:
             out += ["--bind", path, path]
+        for path, kind in policy.walls:
+            out += ["--bind" if kind == "rw" else "--ro-bind", path, path]
     for path in policy.readable:
         out += ["--ro-bind", path, path]
     for path in effective_hidden(policy):
@@ -142,6 +153,10 @@ def seatbelt_profile(policy: Policy) -> str:
             roots.append(policy.tmpdir)
         lines.append("(allow file-write* " + " ".join(f"(subpath {_sbpl(r)})" for r in roots)
                      + ")")
+        walled = [f"(literal {_sbpl(p)})" if kind == "rw" else f"(subpath {_sbpl(p)})"
+                  for p, kind in policy.walls]
+        if walled:  # Seatbelt needs no placeholder: a rule covers a path not yet there
+            lines.append("(deny file-write* " + " ".join(walled) + ")")
     if not policy.network:
         lines.append("(deny network*)")
         # Local unix sockets are how many tools talk to their own helpers (not the network).
@@ -164,3 +179,7 @@ def seatbelt_args(policy: Policy, argv: Sequence[str],
 # Which variables are credentials is its own concept now (agent.contain.envpolicy); the names
 # stay importable from here for code written against this module.
 from agent.contain.envpolicy import is_secret_variable, scrub_environment  # noqa: E402, F401
+
+#: Variables that name an agent's socket: a sandboxed process cannot open a unix socket,
+#: and is not told where the keys are (kept only for a call approved with that socket).
+SOCKET_VARIABLES = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO")

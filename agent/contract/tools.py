@@ -50,11 +50,17 @@ class Effects:
     #: The command asks to run with network access (the sandbox blocks it otherwise); the
     #: gate always asks about it unless ``sandbox_network = true``.
     network: bool = False
+    #: Walls of the sandbox the call asks to lift, each named: ``socket:/run/docker.sock``
+    #: (reach that unix socket), ``write:.git/config`` (write that persistence file).  Only a
+    #: person's yes lifts one: the gate asks about such a call whatever rules, grants or
+    #: ``--yolo`` say, and a headless run denies it.
+    escalates: tuple[str, ...] = ()
 
     @property
     def mutating(self) -> bool:
         """True when the call may change anything: files, processes, or unknown state."""
-        return bool(self.writes or self.deletes or self.command or self.opaque)
+        return bool(self.writes or self.deletes or self.command or self.opaque
+                    or self.escalates)
 
     @property
     def read_only(self) -> bool:

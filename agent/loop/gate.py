@@ -107,6 +107,12 @@ HEADLESS_REPEAT = ("{tool} repeated the same call a third time this turn; that n
                    "else.")
 
 
+ESCALATION_DENIAL = ("{tool} asks to lift the sandbox's walls ({what}), which only a person "
+                     "can approve, and nobody can be asked in this run, so it was denied "
+                     "(--yolo and --allow do not lift walls). Do without it, or tell the user "
+                     "to run the command themselves.")
+
+
 YOLO_UNRESOLVED = ("{tool} was denied: its command cannot be checked without running it "
                    "({why}), and --yolo only allows what can be checked "
                    "(yolo_unresolved = \"deny\"). Spell the command out literally, or ask the "
@@ -248,9 +254,16 @@ class Gate:
                            verdict: Verdict, by: str) -> GateDecision:
         needs_ask = verdict.decision == "ask"
         allowed_by: AllowedBy = allowed_by_rule(verdict)
+        # Lifting a wall of the sandbox is a person's decision, every time: no rule, grant
+        # or --yolo gives it.
+        escalation = bool(effects.escalates) and not call.by_user
+        if escalation:
+            needs_ask = True
+            verdict = Verdict.ask("it asks to lift the sandbox's walls: "
+                                  + ", ".join(effects.escalates), "sandbox")
         # Network for a command is approved per call: an "always" given without it must not
         # carry it along.
-        if needs_ask and not (by == "sandbox" and effects.network) \
+        if needs_ask and not escalation and not (by == "sandbox" and effects.network) \
                 and self.grants.covers(call.name, effects):
             needs_ask, allowed_by = False, "grant"
         elif allowed_by == "policy" and self.grants.covers(call.name, effects):
@@ -273,7 +286,10 @@ class Gate:
                                 allowed_by="user" if call.by_user else allowed_by)
         if call.by_user:  # the person typed this command: that was the approval
             return GateDecision(True, "user", source=verdict.source, allowed_by="user")
-        if self.yolo and not repeating:
+        if escalation and self.approver is None:
+            return GateDecision(False, "headless", ESCALATION_DENIAL.format(
+                tool=call.name, what=", ".join(effects.escalates)))
+        if self.yolo and not repeating and not escalation:
             unresolved = permissions.unresolved_reason(effects)
             if not unresolved:
                 return GateDecision(True, "yolo", source=verdict.source, allowed_by="yolo")
