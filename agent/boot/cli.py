@@ -169,6 +169,9 @@ def build_parser(options: Any, hooks: Any = None) -> argparse.ArgumentParser:
             if option.choices:
                 kwargs["choices"] = option.choices
         group.add_argument(option.flag, **kwargs)
+    if "--max-steps" in seen:  # the name scripts written for Claude Code's -p use
+        group.add_argument("--max-turns", dest="opt_max_steps", default=None, metavar="N",
+                           help="the same as --max-steps")
     return parser
 
 

@@ -315,6 +315,19 @@ class Turns:
             finish()
 
 
+def init_event(session: Any) -> ev.InitEvent:
+    """The ``system``/``init`` line that opens a ``stream-json`` run."""
+    try:
+        tools = [tool.name for tool in session.tools_for_step()]
+    except Exception:  # a plugin narrowing the tools failed: the turn will say so
+        tools = sorted(getattr(session, "tools", {}))
+    config = getattr(session, "config", None)
+    mode = config.get("permission_mode") if config is not None else None
+    return ev.InitEvent(session_id=session.id, cwd=str(getattr(session, "workspace", "")),
+                        model=str(getattr(session, "model", "") or ""), tools=tools,
+                        permission_mode=str(mode or "default"))
+
+
 async def run_turn(session: Any, prompt: str, printer: Any) -> int:
     """Run one turn, print every event, and return the exit code."""
     code = EXIT_PROVIDER
@@ -359,9 +372,11 @@ def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | Non
                 reconfigure(errors="replace")
             except (ValueError, OSError):
                 pass
-    printer = printer_for(output or ("stream-json" if json_mode else "text"), out, err,
-                          raw_output)
+    output = output or ("stream-json" if json_mode else "text")
+    printer = printer_for(output, out, err, raw_output)
     turns = Turns(session, printer)
+    if output == "stream-json":
+        printer(init_event(session))
 
     async def main() -> int:
         task = asyncio.current_task()

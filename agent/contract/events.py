@@ -248,6 +248,24 @@ class DoneEvent(Event):
 
 
 @dataclass
+class InitEvent(Event):
+    """The first line of a headless ``stream-json`` run, before any turn: the session it runs
+    in and what it runs with (Claude Code's ``system``/``init`` message, same names)."""
+
+    session_id: str
+    cwd: str = ""
+    model: str = ""
+    tools: list[str] = field(default_factory=list)
+    permission_mode: str = "default"
+    type: ClassVar[str] = "system"
+
+    def payload(self) -> dict[str, Any]:
+        return {"subtype": "init", "session_id": self.session_id, "cwd": self.cwd,
+                "model": self.model, "tools": list(self.tools),
+                "permission_mode": self.permission_mode}
+
+
+@dataclass
 class ResultEvent(Event):
     """The final record of a headless turn (``agent -p``), after ``done``: what a script
     needs without reading the rest of the stream.  Built by the headless front end
@@ -277,6 +295,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         TextEvent, ReasoningEvent, ToolStartEvent, ToolCallEvent, ToolOutputEvent,
         ToolResultEvent, ToolErrorEvent, ToolDeniedEvent, CompactedEvent, NoticeEvent,
-        ErrorEvent, SaveFailedEvent, SessionForkedEvent, DoneEvent, ResultEvent,
+        ErrorEvent, SaveFailedEvent, SessionForkedEvent, DoneEvent, ResultEvent, InitEvent,
     )
 }

@@ -55,7 +55,10 @@ def test_json_events_validate_against_the_published_schema(dirs, fake_provider):
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     for event in events:
         jsonschema.validate(event, SCHEMA)
-    assert [e["type"] for e in events][:3] == ["tool-start", "tool-call", "tool-result"]
+    assert [e["type"] for e in events][:4] == ["system", "tool-start", "tool-call",
+                                               "tool-result"]
+    assert events[0]["subtype"] == "init" and events[0]["session_id"] == events[-1]["session_id"]
+    assert "current_time" in events[0]["tools"]
     assert events[-2]["type"] == "done" and events[-2]["reason"] == "end"
     assert events[-1]["type"] == "result" and events[-1]["stop_reason"] == "done"
     assert "".join(e["text"] for e in events if e["type"] == "text") == "It is **now**."

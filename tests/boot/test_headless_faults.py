@@ -106,9 +106,9 @@ def test_json_mode_reports_a_stall_as_an_error_event(dirs, fake_provider):
     proc = agent(fake_provider, ["-p", "hello", "--json"], home, ws)
     assert proc.returncode == 1, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [e["type"] for e in events] == ["error", "done", "result"]
-    assert "timed out" in events[0]["error"] and events[0]["kind"] == "provider"
-    assert events[1]["reason"] == "error"
+    assert [e["type"] for e in events] == ["system", "error", "done", "result"]
+    assert "timed out" in events[1]["error"] and events[1]["kind"] == "provider"
+    assert events[2]["reason"] == "error"
 
 
 @pytest.mark.e2e  # an argv byte that is not UTF-8 needs a real process's argv

@@ -168,17 +168,18 @@ def test_output_format_json_prints_one_object(dirs, fake_provider):
     assert result["cost_usd"] is None  # model "m" has no price
 
 
-def test_result_of_a_failed_run_is_an_error_with_its_exit_code(dirs, fake_provider):
+@pytest.mark.parametrize("flag", ["--max-steps", "--max-turns"])  # the second: Claude Code's
+def test_result_of_a_step_capped_run_is_an_error_with_its_exit_code(dirs, fake_provider, flag):
     home, ws = dirs
     fake_provider.script(Reply.tool_call("current_time", {}, id="a"),
                          Reply.tool_call("current_time", {}, id="b"))
-    proc = agent_p(fake_provider, ["loop", "--max-steps", "2", "--output-format", "json"],
-                   home, ws)
+    proc = agent_p(fake_provider, ["loop", flag, "2", "--output-format", "json"], home, ws)
     assert proc.returncode == 3, proc.stderr
     (result,) = events_of(proc)
     assert (result["subtype"], result["is_error"], result["stop_reason"],
-            result["exit_code"], result["num_steps"]) == (
-        "error_max_turns", True, "max_steps", 3, 2)
+            result["exit_code"], result["num_steps"], result["num_turns"]) == (
+        "error_max_turns", True, "max_steps", 3, 2, 2)
+    assert len(fake_provider.requests) == 2
 
 
 def test_json_alias_is_stream_json(dirs, fake_provider):
@@ -255,3 +256,4 @@ def test_files_a_command_changed_are_in_the_result(dirs, fake_provider):
     assert (ws / "made.txt").exists()
     assert result["files_changed"] == ["made.txt"]
     assert result["permission_denials"] == [] and result["stop_reason"] == "done"
+

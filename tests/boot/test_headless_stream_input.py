@@ -64,8 +64,9 @@ def test_a_bad_line_is_reported_and_skipped(tmp_path, fake_provider):
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     for event in events:
         SCHEMA.validate(event)
-    assert events[0]["type"] == "error" and events[0]["kind"] == "input"
-    assert "not JSON" in events[0]["error"]
+    assert events[0]["type"] == "system"
+    assert events[1]["type"] == "error" and events[1]["kind"] == "input"
+    assert "not JSON" in events[1]["error"]
     assert [e["result"] for e in events if e["type"] == "result"] == ["fine"]
 
 

@@ -140,6 +140,9 @@ def result_event(done: ev.DoneEvent, answer: str, denied: ev.ToolDeniedEvent | N
     return record.build(_Ran(), code, done.cost_usd, files)
 
 
+EVENT_STRATEGIES[ev.InitEvent] = st.builds(
+    ev.InitEvent, ANY_TEXT.filter(bool), ANY_TEXT, ANY_TEXT, st.lists(ANY_TEXT, max_size=4),
+    st.sampled_from(["default", "accept-edits", "plan"]))
 EVENT_STRATEGIES[ev.ResultEvent] = st.builds(
     result_event, EVENT_STRATEGIES[ev.DoneEvent], ANY_TEXT,
     st.none() | EVENT_STRATEGIES[ev.ToolDeniedEvent], st.integers(0, 255),
