@@ -275,10 +275,11 @@ class Turns:
         self.costs = CostTotal()
         self.last_code = EXIT_OK
 
-    async def run(self, prompt: str) -> int:
-        """Run one turn for ``prompt``, print its events and its ``result``; return its exit
-        code.  Cancelled (a signal, an ``interrupt`` line), it ends the turn as
-        ``interrupted``, prints that, and re-raises."""
+    async def run(self, prompt: str, piped: str = "") -> int:
+        """Run one turn for ``prompt`` (``piped``, the stdin block, after it), print its
+        events and its ``result``; return its exit code.  Cancelled (a signal, an
+        ``interrupt`` line), it ends the turn as ``interrupted``, prints that, and
+        re-raises."""
         record = TurnRecord()
         printer = self.printer
 
@@ -287,7 +288,7 @@ class Turns:
             printer(event)
 
         try:
-            code = await run_turn(self.session, prompt, show)
+            code = await run_turn(self.session, prompt, show, piped)
         except asyncio.CancelledError:
             show(ev.DoneEvent("interrupted", steps=0))
             self._result(record, EXIT_INTERRUPTED)
@@ -328,16 +329,25 @@ def init_event(session: Any) -> ev.InitEvent:
                         permission_mode=str(mode or "default"))
 
 
-async def run_turn(session: Any, prompt: str, printer: Any) -> int:
-    """Run one turn, print every event, and return the exit code."""
+async def run_turn(session: Any, prompt: str, printer: Any, piped: str = "") -> int:
+    """Run one turn, print every event, and return the exit code.  ``piped`` (the block of
+    piped stdin) follows the prompt; ``@`` mentions are looked for in the prompt only."""
     code = EXIT_PROVIDER
     prompt = await expand_command(session, prompt, printer)
-    message: Any = prompt
+    message: Any = prompt + piped
     hooks = getattr(session, "hooks", None)
     if "@" in prompt and hooks is not None:  # @server:uri mentions attach what they name
         from agent.contract.mentions import expand
+        from agent.contract.messages import Message, TextPart
 
         message, warnings = await expand(prompt, hooks.mentions(session.config))
+        if piped:
+            parts = list(message.parts)
+            if parts and isinstance(parts[0], TextPart):
+                parts[0] = TextPart(parts[0].text + piped)
+            else:
+                parts.insert(0, TextPart(prompt + piped))
+            message = Message(message.role, parts)
         for warning in warnings:
             printer(ev.NoticeEvent(warning))
     # aclosing: if printing fails (a closed pipe), the turn ends now, its history valid.
@@ -354,11 +364,12 @@ async def run_turn(session: Any, prompt: str, printer: Any) -> int:
 
 def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | None = None,
         out: TextIO | None = None, err: TextIO | None = None,
-        messages: Any = None, raw_output: bool = False) -> int:
+        messages: Any = None, raw_output: bool = False, piped: str = "") -> int:
     """Run the headless turn in a fresh event loop; SIGINT/SIGTERM end it with 130.
 
     ``output`` is the ``--output-format`` (``json_mode`` is the older spelling of
-    ``stream-json``).  With ``messages`` (``--input-format stream-json``: a
+    ``stream-json``); ``piped`` is the block of piped stdin that follows ``prompt``.  With
+    ``messages`` (``--input-format stream-json``: a
     :class:`agent.boot.stream_input.MessageStream`), the prompts come from there, one turn
     each, after ``prompt`` when it is not empty."""
     out = out or sys.stdout
@@ -389,7 +400,7 @@ def run(session: Any, prompt: str, *, json_mode: bool = False, output: str | Non
                 pass
         try:
             if messages is None:
-                code = await turns.run(prompt)
+                code = await turns.run(prompt, piped)
             else:
                 code = await messages.drive(turns, prompt)
         except asyncio.CancelledError:

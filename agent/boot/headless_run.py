@@ -88,14 +88,16 @@ def stdin_stream() -> Any:
 
 
 def read_prompt(boot: Any, args: Any) -> tuple[str | None, str]:
-    """The headless prompt (piped stdin attached), or None and the message to fail with."""
+    """The headless prompt and the piped stdin block that follows it
+    (:func:`agent.boot.stdin_prompt.prompt_with_stdin`), or None and the message to fail
+    with."""
     from agent.boot.stdin_prompt import DEFAULT_MAX_BYTES, StdinError, prompt_with_stdin
 
     if args.input_format == "stream-json":
         return args.prompt or "", ""  # stdin carries the messages
     limit = boot.config.get("stdin_max_bytes")
     try:
-        prompt = prompt_with_stdin(
+        prompt, piped = prompt_with_stdin(
             args.prompt, stdin_stream(), use_stdin=not args.no_stdin,
             max_bytes=DEFAULT_MAX_BYTES if limit is None else int(limit),
             warn=lambda text: print(f"agent: {text}", file=sys.stderr))
@@ -103,7 +105,7 @@ def read_prompt(boot: Any, args: Any) -> tuple[str | None, str]:
         return None, str(exc)
     if not prompt.strip():
         return None, "-p needs a prompt argument or piped stdin"
-    return prompt, ""
+    return prompt, piped
 
 
 def run(boot: Any, args: Any) -> int:
@@ -112,9 +114,9 @@ def run(boot: Any, args: Any) -> int:
     from agent.boot.runtime import StartupError, provider_settings
     from agent.loop.session import Runtime, SessionLookupError
 
-    prompt, problem = read_prompt(boot, args)
+    prompt, piped = read_prompt(boot, args)
     if prompt is None:
-        return _fail(problem, 2)
+        return _fail(piped, 2)
     verbose = bool(args.verbose or args.v_flag)
     output = args.output_format or ("stream-json" if args.json else "text")
     config, hooks = boot.config, boot.hooks
@@ -159,7 +161,7 @@ def run(boot: Any, args: Any) -> int:
     code = headless.EXIT_PROVIDER
     try:
         code = headless.run(session, prompt, output=output, messages=messages,
-                            raw_output=bool(getattr(args, "raw_output", False)))
+                            raw_output=bool(getattr(args, "raw_output", False)), piped=piped)
     finally:
         closed = hooks.close_session(session)
         for note in closed.notes:

@@ -127,12 +127,17 @@ def _whole_utf8(data: bytes) -> bytes:
     return data
 
 
-def attach(prompt: str, piped: Piped) -> str:
-    """The prompt with the piped text after it in a ``<stdin>`` block, and a note when the
-    input was cut."""
+def stdin_block(piped: Piped) -> str:
+    """The piped text as the block that follows the prompt: a blank line, ``<stdin>``, the
+    text, ``</stdin>``, and a note when the input was cut."""
     body = piped.text if piped.text.endswith("\n") else piped.text + "\n"
     note = _cut_note(piped) if piped.cut else ""
-    return f"{prompt.rstrip()}\n\n<stdin>\n{body}</stdin>\n{note}".rstrip("\n")
+    return f"\n\n<stdin>\n{body}</stdin>\n{note}".rstrip("\n")
+
+
+def attach(prompt: str, piped: Piped) -> str:
+    """The prompt with the piped text after it in a ``<stdin>`` block (:func:`stdin_block`)."""
+    return prompt.rstrip() + stdin_block(piped)
 
 
 def _cut_note(piped: Piped) -> str:
@@ -142,21 +147,23 @@ def _cut_note(piped: Piped) -> str:
 
 def prompt_with_stdin(prompt: str | None, stream: BinaryIO | None, *, max_bytes: int,
                       use_stdin: bool = True, wait: float = FIRST_BYTE_WAIT,
-                      warn: object = None) -> str:
-    """The headless prompt: ``prompt`` with piped stdin attached, or stdin itself when no
-    prompt was given.  Returns ``""`` when there is neither.  ``warn(text)`` is told when a
-    silent pipe was given up on.  Raises :class:`StdinError`."""
+                      warn: object = None) -> tuple[str, str]:
+    """The headless prompt and what follows it: ``(prompt, stdin block)`` when both were
+    given (:func:`stdin_block`; the block is kept apart so ``@`` mentions are looked for in
+    the typed prompt only, never in piped text), ``(stdin, "")`` when stdin is the prompt,
+    ``("", "")`` when there is neither.  ``warn(text)`` is told when a silent pipe was given
+    up on.  Raises :class:`StdinError`."""
     if not use_stdin or stream is None or is_terminal(stream):
-        return prompt or ""
+        return prompt or "", ""
     if not prompt:  # the prompt is stdin: wait for it, however long the writer takes
         piped = read_piped(stream, max_bytes)
-        return piped.text + (_cut_note(piped) if piped.cut else "")
+        return piped.text + (_cut_note(piped) if piped.cut else ""), ""
     if waits_for_a_writer(stream) and not data_arrives(stream, wait):
         if callable(warn):
             warn(f"no stdin data arrived in {wait:g} s; going on without it (pass "
                  "--no-stdin, or < /dev/null, to skip the wait)")
-        return prompt
+        return prompt, ""
     piped = read_piped(stream, max_bytes)
     if not piped.text.strip():
-        return prompt
-    return attach(prompt, piped)
+        return prompt, ""
+    return prompt.rstrip(), stdin_block(piped)

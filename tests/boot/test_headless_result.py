@@ -55,6 +55,18 @@ def test_piped_stdin_is_attached_to_the_prompt(dirs, fake_provider):
         "review this\n\n<stdin>\ndiff --git a/x b/x\n+new line\n</stdin>")
 
 
+def test_mentions_in_piped_text_attach_nothing(dirs, fake_provider):
+    home, ws = dirs
+    (ws / "private.txt").write_text("PRIVATE CONTENTS\n")
+    fake_provider.script(Reply.text("a"), Reply.text("b"))
+    piped = agent_p(fake_provider, ["summarise"], home, ws, input="see @private.txt\n")
+    typed = agent_p(fake_provider, ["summarise @private.txt"], home, ws, input="extra\n")
+    assert piped.returncode == typed.returncode == 0, (piped.stderr, typed.stderr)
+    first, second = (user_text(r) for r in fake_provider.requests)
+    assert first == "summarise\n\n<stdin>\nsee @private.txt\n</stdin>"
+    assert "PRIVATE CONTENTS" in second and second.endswith("<stdin>\nextra\n</stdin>")
+
+
 def test_no_stdin_leaves_the_pipe_out(dirs, fake_provider):
     home, ws = dirs
     fake_provider.script(Reply.text("ok"))
