@@ -115,6 +115,7 @@ def agent_configure(config):
     own, problems = own_hooks(config.get("hooks"))
     if not config.get("compat"):
         config.extra[STATE_KEY] = CompatState(Setup(ignored=problems), False, own)
+        _room_for_hooks(config, own)
         return
     workspace = Path(config.workspace)
     setup = read_setup(workspace, home_of(config))
@@ -146,9 +147,26 @@ def agent_configure(config):
             setup.ignored.append(f"{hook.where}: {hook.event} hooks are not run yet")
     st.hooks = [h for h in st.hooks if h.event in hookrun.RUN]
     config.extra[STATE_KEY] = st
+    _room_for_hooks(config, st.hooks)
     if config.headless:  # the UI shows these in its header; nothing else may print there
         for line in notices(st):
             print(f"agent: compat: {line}", file=sys.stderr)
+
+
+#: seconds a PreToolUse hook gets, within the guard deadline, when it names no timeout
+PRE_TOOL_USE_TIMEOUT = 30.0
+
+
+def _room_for_hooks(config: Any, hooks: list[Hook]) -> None:
+    """PreToolUse hooks run as a guard, within ``guard_timeout`` (default 2 s, made for
+    in-process checks): unless the person set it, it becomes the longest such hook's
+    ``timeout`` (30 s when a hook names none), so a hook that starts an interpreter is not
+    denied as a timeout.  A hook that is really stuck still denies, at its own deadline."""
+    pre = [h for h in hooks if h.event == "PreToolUse"]
+    if not pre or config.source("guard_timeout") != "default":
+        return
+    longest = max(h.timeout or PRE_TOOL_USE_TIMEOUT for h in pre)
+    config.file_data["guard_timeout"] = max(float(config.get("guard_timeout") or 0), longest)
 
 
 def notices(st: CompatState) -> list[str]:

@@ -313,3 +313,18 @@ def test_import_keeps_variable_references_and_reports_what_it_cannot_use(tmp_pat
                      "explore is a builtin subagent kind", "allowed-tools is not used",
                      "model sonnet is not used"):
         assert reported in proc.stdout, reported
+
+
+def test_a_slow_pre_tool_use_hook_gets_its_own_timeout_not_the_guard_default(
+        tmp_path, fake_provider):
+    ws, home = tmp_path / "ws", tmp_path / "userhome"
+    ws.mkdir()
+    home.mkdir()
+    # slower than the 2 s guard default, well inside the hook's own 20 s
+    _config(ws, '[[hooks.PreToolUse]]\nmatcher = "bash"\ncommand = "sleep 2.5"\n'
+                "timeout = 20\n")
+    fake_provider.script(Reply.tool_call("bash", {"command": "echo x > made.txt"}, id="w1"),
+                         Reply.text("ok"))
+    proc = agent(["-p", "go", "--yolo"], ws, home, fake_provider)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "made.txt").exists(), tool_results(fake_provider.bodies[1])
