@@ -4,11 +4,13 @@ formats and sessions named by id.  The real CLI, the real SDKs, the fake provide
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from clirun import run_agent_here
+from clirun import agent_env, run_agent_here
 from fakeprovider import Reply
 
 SCHEMA = jsonschema.Draft202012Validator(
@@ -269,3 +271,26 @@ def test_files_a_command_changed_are_in_the_result(dirs, fake_provider):
     assert result["files_changed"] == ["made.txt"]
     assert result["permission_denials"] == [] and result["stop_reason"] == "done"
 
+
+
+@pytest.mark.e2e
+def test_a_pipe_nobody_writes_is_not_waited_on_forever(dirs, fake_provider):
+    """A program that starts ``agent -p PROMPT`` with a stdin pipe it never writes nor
+    closes: the run goes on without stdin, and says so."""
+    home, ws = dirs
+    fake_provider.script(Reply.text("went on"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "-p", "hello", "--provider", "openai", "--base-url",
+         fake_provider.openai_url, "--model", "m"], cwd=ws,
+        env=agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.wait(timeout=60) == 0  # stdin still open, never written
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert out == "went on\n"
+    assert "no stdin data arrived" in err and "--no-stdin" in err
+    assert user_text(fake_provider.requests[0]) == "hello"
