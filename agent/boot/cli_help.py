@@ -41,8 +41,10 @@ CORE_COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                  ("disable NAME", "block a plugin (it is never imported)"),
                  ("enable NAME", "unblock a plugin, or switch on an opt-in one"))),
     ("policy", (("explain TOOL JSON", "which guard or rule decides a call, and why"),)),
-    ("doctor", (("[--no-provider]", "check the sandbox, ripgrep, git, terminal, state and "
-                                     "that the configured provider answers"),)),
+    ("doctor", (("[--no-provider]", "check the sandbox, ripgrep, git, terminal, state, the "
+                                     "database and that the configured provider answers"),
+                ("--repair", "salvage a damaged state database into a new one, the old one "
+                             "moved aside"))),
 )
 
 

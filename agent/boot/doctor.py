@@ -9,6 +9,7 @@ the same client a session uses; it is the only check that leaves the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -126,6 +127,72 @@ def check_state(config: Any) -> Check:
     return Check("state", "ok", f"{config.state_dir} private (0700/0600)")
 
 
+def check_database(config: Any) -> Check:
+    """The state database reads whole (``PRAGMA quick_check``, every message body)."""
+    from agent.state.salvage import check
+    from agent.state.store import DB_NAME
+
+    path = config.state_dir / DB_NAME
+    if not path.is_file():
+        return Check("database", "ok", f"{path} not created yet")
+    problems = check(path)
+    if problems:
+        return Check("database", "FAIL", f"{path} is damaged: {'; '.join(problems[:3])}. "
+                     "agent doctor --repair copies every readable session into a new "
+                     "database and moves this one aside")
+    return Check("database", "ok", f"{path} reads whole")
+
+
+def repair_database(config: Any, out: Any) -> int:
+    """``agent doctor --repair``: salvage every readable row of a damaged database into a
+    new file, move the damaged one aside (with its -wal and -shm) and put the new one in its
+    place.  Refused while a live agent process holds a session in it."""
+    from agent.state import salvage
+    from agent.state.store import DB_NAME, StoreError, connect
+
+    path = config.state_dir / DB_NAME
+    if not path.is_file():
+        print(f"nothing to repair: {path} does not exist", file=out)
+        return 0
+    problems = salvage.check(path)
+    if not problems:
+        print(f"nothing to repair: {path} reads whole", file=out)
+        return 0
+    users = salvage.live_writers(path)
+    if users:
+        print(f"agent: not repaired: {path} is in use by agent ({', '.join(users)}); end "
+              "those runs first", file=sys.stderr)
+        return 1
+    new = path.with_name(f".{DB_NAME}.repair-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{new}{suffix}")
+    try:
+        conn = connect(new, schemas=config.store_schemas)
+    except StoreError as exc:
+        print(f"agent: not repaired: cannot create a new database: {exc}", file=sys.stderr)
+        return 1
+    try:
+        result = salvage.salvage(path, conn)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    aside = salvage.aside_name(path)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{new}{suffix}")
+    os.replace(new, path)
+    lost = sum(n for n in result.lost.values() if n > 0)
+    print(f"repaired {path}: {result.sessions} session(s) and "
+          f"{result.copied.get('messages', 0)} message(s) salvaged"
+          + (f"; {lost} unreadable row(s) left behind" if lost else ""), file=out)
+    print(f"the damaged database was moved aside to {aside}", file=out)
+    return 0
+
+
 def check_provider(boot: Any) -> Check:
     """GET the models of the configured endpoint with the provider plugin's own client."""
     import asyncio
@@ -183,7 +250,8 @@ def check_config(config: Any) -> Check:
 
 
 CHECKS: tuple[Callable[[Any], Check], ...] = (check_config, check_sandbox, check_ripgrep,
-                                              check_git, check_terminal, check_state)
+                                              check_git, check_terminal, check_state,
+                                              check_database)
 
 
 def run(boot: Any, *, provider: bool = True, out: Any = None) -> int:
@@ -204,12 +272,12 @@ def run(boot: Any, *, provider: bool = True, out: Any = None) -> int:
 
 
 def cmd_doctor(argv: list[str]) -> int:
-    """``agent doctor [--no-provider]``."""
+    """``agent doctor [--no-provider] [--repair]``."""
     from agent.boot.runtime import StartupError, finish_config, load_plugins
 
-    unknown = [a for a in argv if a != "--no-provider"]
+    unknown = [a for a in argv if a not in ("--no-provider", "--repair")]
     if unknown:
-        print("usage: agent doctor [--no-provider]", file=sys.stderr)
+        print("usage: agent doctor [--no-provider] [--repair]", file=sys.stderr)
         return 2
     try:
         paths, file_data, host, hooks, options = load_plugins()
@@ -218,6 +286,8 @@ def cmd_doctor(argv: list[str]) -> int:
         print(f"agent: {exc}", file=sys.stderr)
         return exc.code
     try:
+        if "--repair" in argv:
+            return repair_database(boot.config, sys.stdout)
         return run(boot, provider="--no-provider" not in argv)
     finally:
         hooks.unconfigure(boot.config)

@@ -571,8 +571,11 @@ class Session:
     async def _execute(self, call: ToolCall, tool: Tool, args: dict[str, Any],
                        queue: asyncio.Queue[ev.Event | None],
                        results: dict[str, ToolResultPart]) -> None:
+        printed: list[str] = []  # what the call showed, kept if the turn is cancelled
+
         def emit(chunk: str) -> None:
             if chunk:
+                printed.append(chunk)
                 queue.put_nowait(ev.ToolOutputEvent(call.id, chunk))
 
         ctx = ToolContext(workspace=self.workspace, state_dir=self.config.state_dir, call=call,
@@ -586,7 +589,14 @@ class Session:
                 result = ToolResult(str(exc), is_error=True)
             except asyncio.CancelledError:
                 if call.id not in self._interrupted:
-                    results[call.id] = ToolResultPart(call.id, call.name, TURN_ABORTED, True)
+                    # The whole turn is cancelled (esc, a signal in headless): what the call
+                    # printed so far goes into the history with the note, on every front end.
+                    aborted = TURN_ABORTED
+                    if printed:
+                        aborted = keep_large(f"{TURN_ABORTED}\nOutput so far:\n{''.join(printed)}",
+                                             state_dir=self.config.state_dir,
+                                             session_id=self.id, call_id=call.id)
+                    results[call.id] = ToolResultPart(call.id, call.name, aborted, True)
                     raise
                 result = ToolResult(INTERRUPTED, is_error=True)
             except Exception as exc:  # a broken tool fails its call, never the turn

@@ -82,8 +82,10 @@ def check(path: Path) -> list[str]:
     except sqlite3.Error as exc:
         return [str(exc)]
     try:
-        found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)")]
-        problems = [line for line in found if line != "ok"]
+        found = [line.strip() for r in conn.execute("PRAGMA quick_check(20)")
+                 for line in str(r[0]).splitlines()]
+        problems = [line for line in found if line not in ("", "ok")
+                    and not line.startswith("***")]
         if not problems:
             bad = _damaged_bodies(conn)
             if bad:
@@ -204,6 +206,38 @@ def _readable_rows(source: sqlite3.Connection, table: str, listed: str) -> Any:
             continue
         if row is not None:
             yield row
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when ``exc`` says the database file itself is damaged (not locked, not full)."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in text or "not a database" in text or "corrupt" in text)
+
+
+#: What a run says after a damaged database's error.
+REPAIR_HINT = ("the state database is damaged: `agent doctor --repair` copies every readable "
+               "session into a new one and moves this one aside")
+
+
+def live_writers(path: Path) -> list[str]:
+    """The live agent processes holding a session of the database at ``path`` (``pid N``);
+    empty when the lease table cannot be read."""
+    from agent.state.lease import Owner, is_stale
+
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        rows = conn.execute("SELECT DISTINCT host, pid, started, token FROM session_leases"
+                            ).fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        conn.close()
+    holders = [Owner(str(h), int(p), str(s), str(t)) for h, p, s, t in rows]
+    return sorted({h.describe() for h in holders if not is_stale(h)})
 
 
 def aside_name(path: Path) -> Path:

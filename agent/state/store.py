@@ -19,6 +19,8 @@ database.  The plugin then reads and writes them through :meth:`Store.transactio
 :meth:`Store.query`.
 
 Only the standard library is imported, so opening the store costs a few milliseconds.
+:data:`REPAIR_HINT` and :func:`is_damage` (from :mod:`agent.state.salvage`) are here for the
+plugins that tell a user their database is damaged.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from urllib.parse import quote
 from agent.contain.private import open_private, private_dir, tighten
 from agent.state import lease
 from agent.state.lease import Owner
+from agent.state.salvage import REPAIR_HINT as REPAIR_HINT
+from agent.state.salvage import is_damage as is_damage
+from agent.state.salvage import read_messages
 from agent.state.schema import SchemaError, StoreSchema, statements
 from agent.state.schema import apply as apply_schemas
 
@@ -509,8 +514,6 @@ class Store:
         instead) the fork is recorded in the same transaction, so the holder is told
         (:meth:`forks_of`) whenever it writes or ends next.  Without ``owner`` (a read-only
         store) the session is only read."""
-        from agent.state.salvage import read_messages  # only here: resuming
-
         if owner is None:
             with self._lock:
                 return Continuation(*read_messages(self.conn, session_id))

@@ -12,11 +12,12 @@ commands are gone.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from agent import SlashCommand, hookimpl
 from agent.loop.session import SessionLookupError
-from agent.state.store import StoreError
+from agent.state.store import REPAIR_HINT, StoreError, is_damage
 
 from . import saved
 from .commands import (
@@ -40,11 +41,22 @@ def agent_find_session(config: Any, continue_: bool, resume: str | None) -> str 
                                       resume=resume).id
     except StoreError as exc:
         raise SessionLookupError(str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        raise SessionLookupError(f"{exc}; {REPAIR_HINT}") from None
 
 
 @hookimpl
 def agent_open_session(runtime: Any, session_id: str | None) -> Any:
-    return saved.open_session(runtime, session_id=session_id, provider=runtime.provider_name)
+    try:
+        return saved.open_session(runtime, session_id=session_id,
+                                  provider=runtime.provider_name)
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        raise SessionLookupError(f"cannot open the saved session: {exc}; {REPAIR_HINT}"
+                                 ) from None
 
 
 @hookimpl

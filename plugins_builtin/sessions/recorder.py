@@ -26,12 +26,14 @@ from agent.contract.messages import Message
 from agent.contract.providers import Usage
 from agent.loop.session import new_session_id
 from agent.state.store import (
+    REPAIR_HINT,
     Owner,
     SessionRecord,
     Store,
     StoreConflict,
     StoreError,
     UsageEntry,
+    is_damage,
 )
 
 log = logging.getLogger("agent.sessions")
@@ -372,6 +374,8 @@ class SessionRecorder:
         except (sqlite3.Error, StoreError, OSError, ValueError, TypeError) as exc:
             log.warning("could not save the session: %s", exc, exc_info=exc)
             self.error = f"{type(exc).__name__}: {exc}"
+            if is_damage(exc):
+                self.error += f" ({REPAIR_HINT})"
             return None
 
 

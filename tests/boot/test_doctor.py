@@ -34,7 +34,7 @@ def test_everything_ready(dirs, fake_provider):
     proc = run_agent_here(["doctor"], home=home, cwd=ws, **provider_env(fake_provider.openai_url))
     found = lines(proc.stdout)
     assert set(found) == {"config", "sandbox", "ripgrep", "git", "terminal", "state",
-                          "provider"}
+                          "database", "provider"}
     assert found["config"][0] == "ok"
     assert found["sandbox"][0] == "ok" and found["sandbox"][1].startswith("workspace-write")
     assert "bubblewrap" in found["sandbox"][1]

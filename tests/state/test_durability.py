@@ -73,7 +73,8 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
     # the host's pid.
     token = f"30.{os.getpid() % 100000}{sig.value}"
     fake_provider.script(
-        Reply.tool_call("bash", {"command": f"sleep {token} & echo $! > child.pid; wait"},
+        Reply.tool_call("bash", {"command": "echo first line; echo second line >&2; "
+                                            f"sleep {token} & echo $! > child.pid; wait"},
                         id="c1"),
         Reply.text("resumed"))
     env = agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
@@ -98,7 +99,9 @@ def test_a_signal_mid_command_ends_the_turn_cleanly(tmp_path, fake_provider, sig
     assert not _running(token)  # the command's whole tree was killed
     saved = saved_messages(home, "run it")
     assert [m["role"] for m in saved] == ["user", "assistant", "tool"]
-    assert "interrupted" in saved[-1]["parts"][0]["output"]
+    output = saved[-1]["parts"][0]["output"]
+    # What the command printed before the signal is in the history, with the note.
+    assert "interrupted" in output and "first line" in output and "second line" in output
     # Carrying on reads only the store: in this process.
     again = run_agent_here(agent_args(fake_provider.openai_url, "-c", "-p", "go on"), home=home,
                            cwd=ws, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
