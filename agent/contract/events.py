@@ -203,9 +203,10 @@ class SaveFailedEvent(Event):
 
 @dataclass
 class SessionForkedEvent(Event):
-    """Two processes continued one session at once (two ``agent -c``).  With ``moved``, the
-    other process wrote first: this run's messages go on under the new id ``session`` (the
-    shared prefix copied) and ``forked_from`` keeps the other run's conversation untouched.
+    """Two processes continued one session at once (two ``agent -c``).  With ``moved``,
+    another live process held ``forked_from`` when this run loaded it: this run's messages go
+    on under the new id ``session`` (what it read copied, less the other run's turn in
+    progress) and ``forked_from`` keeps the other run's conversation untouched.
     Without, this run kept ``forked_from`` and the other run moved to ``session``."""
 
     forked_from: str

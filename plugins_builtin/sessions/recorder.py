@@ -109,6 +109,9 @@ class SessionRecorder:
         self._saved = _Saved()
         self._events: list[Any] = []
         self._reported_turn = -1
+        #: the unsaved count the last ``save-failed`` event said, and the session it was of
+        self._reported_count = 0
+        self._session: Any = None
         #: sessions other processes forked off this one while this run continued it
         self.forks_off: list[str] = []
         #: this recorder as the writer of its session: the lease it holds (agent.state.lease)
@@ -124,6 +127,7 @@ class SessionRecorder:
     def message_added(self, session: Any, message: Message) -> None:
         if message.role == "user":
             self.turn += 1
+        self._session = session
         if self.read_only:
             self._report(session)
             return
@@ -157,6 +161,7 @@ class SessionRecorder:
         turn) also looks for another process that forked off this session meanwhile."""
         if final:
             self._check_forks()
+            self._report_final()
         events, self._events = self._events, []
         return events
 
@@ -180,8 +185,21 @@ class SessionRecorder:
         if self._reported_turn == self.turn:
             return  # once per turn: the banner stays up, the stream is not flooded
         self._reported_turn = self.turn
+        self._reported_count = self.unsaved(session)
         self._events.append(SaveFailedEvent(self.error or "unknown error",
-                                               self.unsaved(session), session.id))
+                                               self._reported_count, session.id))
+
+    def _report_final(self) -> None:
+        """Before ``done``: when more messages failed since the turn's ``save-failed`` event
+        (a disk that stayed full), say the count again, so the last event agrees with what
+        is missing from the store (and with the note at exit)."""
+        session = self._session
+        if session is None or self.error is None:
+            return
+        left = self.unsaved(session)
+        if left and left != self._reported_count:
+            self._reported_count = left
+            self._events.append(SaveFailedEvent(self.error, left, session.id))
 
     def step_finished(self, session: Any, usage: Usage, model: str | None = None) -> None:
         """Book one finished step, priced at ``model`` (the one that answered; default the

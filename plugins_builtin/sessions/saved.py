@@ -360,8 +360,15 @@ def farewell(session: Any) -> str:
         title = title[:52] + "..."
     saved = f"Saved {count} message{'s' if count != 1 else ''}" + (f': "{title}"' if title
                                                                     else "")
-    return ("Good bye.\n" + saved + "\n\nResume it with:\n"
-            "  agent -c    newest session in this directory\n"
+    # `agent -c` opens the newest session of this directory: only offered when that is this
+    # one (not after /resume of an older session, or of one from another directory).
+    try:
+        newest = recorder.store.sessions(recorder.cwd, limit=1)
+    except (sqlite3.Error, StoreError):
+        newest = []
+    continues = ("  agent -c    newest session in this directory\n"
+                 if newest and newest[0].id == session.id else "")
+    return ("Good bye.\n" + saved + "\n\nResume it with:\n" + continues +
             f"  agent -r {sid}    this session by id")
 
 

@@ -449,6 +449,21 @@ def test_farewell_names_the_resume_commands(boot):
                     f"  agent -r {sid}    this session by id")
 
 
+def test_farewell_after_resume_names_the_resumed_session_not_agent_c(boot):
+    config, hooks = boot
+    older = open_session(offline_runtime(config, hooks))
+    older._append(Message.user("the older one"))
+    newer = open_session(offline_runtime(config, hooks), store=older.recorder.store)
+    newer._append(Message.user("the newer one"))
+    assert "agent -c" in farewell(newer)  # the newest: -c continues it
+    assert resume(newer, older.id).startswith("resumed ")
+    text = farewell(newer)
+    sid = resume_id(newer.recorder.store, older.id)
+    assert text == ('Good bye.\nSaved 1 message: "the older one"\n\nResume it with:\n'
+                    f"  agent -r {sid}    this session by id")
+    assert lookup(newer.recorder.store, sid).id == older.id
+
+
 def test_the_printed_resume_id_still_resumes_after_more_sessions_start(boot):
     # Sessions started within a minute share their first 8 characters (time bits); the id
     # printed at exit must keep naming only this session as later ones are created.

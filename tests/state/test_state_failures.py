@@ -7,6 +7,7 @@ mid-turn); the others are what the CLI decides, run in process (``run_agent_here
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -74,8 +75,12 @@ def test_a_state_dir_that_fills_mid_turn_exits_5_and_says_so(tmp_path, fake_prov
         assert done.returncode == 5, done.stderr
         out = events(done.stdout)
         failed = [e for e in out if e["type"] == "save-failed"]
-        assert len(failed) == 1 and failed[0]["unsaved"] >= 1, out
+        assert failed and failed[0]["unsaved"] >= 1, out
         assert "full" in failed[0]["error"], failed
+        # The last event's count is what is missing from the store, as stderr says.
+        missing = int(re.search(r"(\d+) of \d+ message\(s\) of session", done.stderr)[1])
+        assert failed[-1]["unsaved"] == missing, (failed, done.stderr)
+        assert out.index(failed[-1]) < len(out) - 2  # before done
         assert out[-2]["type"] == "done" and out[-2]["reason"] == "end"  # the turn finished
         assert out[-1]["type"] == "result" and out[-1]["exit_code"] == 5
         assert [e["output"] for e in out if e["type"] == "tool-result"][-1].endswith("second")
@@ -125,7 +130,8 @@ def test_a_broken_state_dir_with_a_database_runs_unsaved_instead_of_exiting_2(
         out = events(done.stdout)
         assert "".join(e["text"] for e in out if e["type"] == "text") == "two"
         failed = [e for e in out if e["type"] == "save-failed"]
-        assert len(failed) == 1 and "opened read-only" in failed[0]["error"], out
+        assert failed and all("opened read-only" in e["error"] for e in failed), out
+        assert failed[-1]["unsaved"] == 2  # the prompt and the answer: what stderr counts
         assert "will not be saved" in done.stderr
         # It continued the saved session: the model saw the first exchange.
         assert user_texts(fake_provider.requests[-1]) == ["first prompt", "second prompt"]
