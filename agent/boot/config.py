@@ -62,7 +62,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
            help="seconds one model request may take in all, retries and their waits included",
            env="AGENT_REQUEST_DEADLINE", minimum=0.1),
     Option("yolo", type="bool", default=False,
-           help="approve every 'ask' (deny rules and guards still apply)", flag="--yolo"),
+           help="approve every 'ask' that can be checked: deny rules and guards still apply, "
+                "and a command that cannot be checked without running it (python3 -c ..., "
+                "$CMD x) is denied, not approved (yolo_unresolved)", flag="--yolo"),
     Option("sandbox", default="workspace-write",
            help="walls around every process agent starts: workspace-write, read-only, or "
                 "off (docs/security.md)",

@@ -147,7 +147,8 @@ def _diagnostic(event: ev.Event) -> str | None:
     if isinstance(event, ev.ToolCallEvent):
         return f"[tool] {event.name} {json.dumps(event.input, ensure_ascii=False)}"
     if isinstance(event, ev.ToolDeniedEvent):
-        return f"[denied] {event.name} ({event.reason})"
+        allow = f" to allow it: {event.allow}" if event.allow else ""
+        return f"[denied] {event.name} ({event.reason}){allow}"
     if isinstance(event, ev.ToolErrorEvent):
         return f"[tool-error] {event.name}: {event.error}"
     if isinstance(event, ev.NoticeEvent):

@@ -133,17 +133,22 @@ class ToolErrorEvent(Event):
 
 @dataclass
 class ToolDeniedEvent(Event):
-    """A tool call was refused and never ran.  ``by`` is ``guard``, ``rule``, ``user`` or
-    ``headless``; ``reason`` is the text the model was given."""
+    """A tool call was refused and never ran.  ``by`` is ``guard``, ``rule``, ``user``,
+    ``headless`` or ``yolo``; ``reason`` is the text the model was given; ``allow`` (when
+    known) the config line, flag or command that would let the person allow it."""
 
     id: str
     name: str
     reason: str
     by: str = "rule"
+    allow: str = ""
     type: ClassVar[str] = "tool-denied"
 
     def payload(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "reason": self.reason, "by": self.by}
+        out = {"id": self.id, "name": self.name, "reason": self.reason, "by": self.by}
+        if self.allow:
+            out["allow"] = self.allow
+        return out
 
 
 @dataclass

@@ -21,6 +21,7 @@ from agent.contain import sandbox
 from agent.contract.tools import AllowedBy, Effects, Tool, ToolCall
 from agent.contract.verdict import Verdict
 from agent.loop import permission_hint, permissions
+from agent.loop.allow_hint import allow_hint
 from agent.loop.guards import DEFAULT_TIMEOUT as DEFAULT_GUARD_TIMEOUT
 from agent.loop.permission_flags import FlagRules
 
@@ -93,6 +94,9 @@ class GateDecision:
     #: who let an allowed call run (agent.contract.tools.AllowedBy); the tool gets it as
     #: ``ctx.allowed_by`` and runs a ``policy`` call where it cannot write or persist
     allowed_by: AllowedBy = "policy"
+    #: for a refusal: the config line, flag or command that would let it run (for the
+    #: person, not the model; :mod:`agent.loop.allow_hint`)
+    allow_hint: str = ""
 
 
 HEADLESS_DENIAL = ("{tool} needs approval and this is a headless run, so it was denied. "
@@ -114,9 +118,9 @@ ESCALATION_DENIAL = ("{tool} asks to lift the sandbox's walls ({what}), which on
 
 
 YOLO_UNRESOLVED = ("{tool} was denied: its command cannot be checked without running it "
-                   "({why}), and --yolo only allows what can be checked "
-                   "(yolo_unresolved = \"deny\"). Spell the command out literally, or ask the "
-                   "user to run it.")
+                   "({why}), and --yolo approves only the commands it can check; it does not "
+                   "approve this one (yolo_unresolved = \"deny\"). Spell the command out "
+                   "literally, or ask the user to run it.")
 
 
 @dataclass
@@ -228,7 +232,8 @@ class Gate:
         if verdict.decision == "deny":
             prefix = f"Blocked by the {verdict.source} plugin: " if by == "guard" else ""
             return GateDecision(False, by, prefix + verdict.reason, verdict.source,
-                                notices=notices)
+                                notices=notices,
+                                allow_hint=allow_hint(by, verdict.source, self.config))
         decision = await self._decide_rest(call, tool, effects, verdict, by)
         decision.notices = notices
         return decision
@@ -295,7 +300,8 @@ class Gate:
                 return GateDecision(True, "yolo", source=verdict.source, allowed_by="yolo")
             if self.config.get("yolo_unresolved") != "ask":
                 return GateDecision(False, "yolo", YOLO_UNRESOLVED.format(
-                    tool=call.name, why=unresolved), "yolo_unresolved")
+                    tool=call.name, why=unresolved), "yolo_unresolved",
+                    allow_hint=allow_hint("yolo", "yolo_unresolved", self.config))
         if self.approver is None:
             return GateDecision(False, "headless", self._headless_denial(
                 call.name, effects, by, repeating))

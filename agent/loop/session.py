@@ -490,7 +490,8 @@ class Session:
                 yield notice
             if not decision.allowed:
                 results[part.id] = ToolResultPart(part.id, part.name, decision.message, True)
-                denied = ev.ToolDeniedEvent(part.id, part.name, decision.message, decision.by)
+                denied = ev.ToolDeniedEvent(part.id, part.name, decision.message, decision.by,
+                                            decision.allow_hint)
                 self._emit_coarse(denied)
                 yield denied
                 continue

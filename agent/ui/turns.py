@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.contract import events as ev
 from agent.contract.blocks import Block
+from agent.lib.visible import visible
 from agent.ui import pieces, toolfmt
 from agent.ui.widgets.status import ActiveTool, format_cost
 
@@ -143,6 +144,8 @@ class TurnView:
             reason = "by you" if event.by == "user" else toolfmt.clip(
                 event.reason.splitlines()[0] if event.reason else event.by, 90)
             self._tool_done(event.id, event.name, "denied", reason)
+            if event.by != "user":
+                self._denial_in_full(event, reason)
         elif isinstance(event, ev.CompactedEvent):
             app.add("info", f"context compacted: {event.before} messages pruned to "
                             f"{event.after} on the wire")
@@ -171,6 +174,15 @@ class TurnView:
             self.end_text()
             self._done(event)
         app.redraw.request()
+
+    def _denial_in_full(self, event: ev.ToolDeniedEvent, shown: str) -> None:
+        """A refusal's whole reason (the tool line cuts it) and what would allow it, since
+        no answer and no --yolo can."""
+        full = visible(event.reason or "")
+        if full.strip() == shown.strip() and not event.allow:
+            return
+        text = full + (f"\nto allow it: {visible(event.allow)}" if event.allow else "")
+        self.app.add("notice", text)
 
     # ---- folded blocks: reasoning and applied diffs (ctrl-o expands them) ----
 

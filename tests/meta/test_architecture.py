@@ -41,6 +41,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("agent/*", "markdown"): "a block kind (Block('markdown', ...)); the renderer is a plugin",
     ("agent/*", "diff"): "a block kind (the diff view), and git's diff subcommand",
     ("agent/loop/gate.py", "guard"): "the gate's guard stage (which stage decided a call)",
+    ("agent/loop/allow_hint.py", "guard"): "the gate's guard stage (who refused a call)",
     ("agent/loop/guards.py", "guard:"): "the guard stage's label in a verdict's source",
     ("agent/shell/*.py", "git"): "a program's name in shell parsing",
     ("agent/shell/*.py", "bash"): "a shell's name in shell parsing",

@@ -335,3 +335,20 @@ async def test_always_shows_the_patterns_it_grants_and_saves_them_as_edited(
     await press(app, "n")
     await wait_for(app, "done")
     assert not (ws / "b").exists()
+
+
+async def test_a_guard_refusal_is_shown_whole_with_what_would_allow_it(tmp_path, fake_provider):
+    fake_provider.script(Reply.tool_call("bash", {"command": "rm -rf build"}, id="b1"),
+                         Reply.text("I will ask you instead."))
+    app = make_app(tmp_path, fake_provider.openai_url, builtins=["bash", "guard"])
+    (app.workspace / "build").mkdir()
+    app.approval_guard = 0.0
+    app.start()
+    await type_text(app, "clean", enter=True)
+    await wait_for(app, "I will ask you instead.")
+    shown = " ".join(screen(app).split())
+    # The tool line is cut to fit; the whole reason follows it, with the way out.
+    assert "Ask the user to run it themselves if it is really needed." in shown
+    assert "to allow it: no rule, \"always\" or --yolo lifts a guard's refusal" in shown
+    assert "--disable guard" in shown
+    assert (app.workspace / "build").is_dir()
