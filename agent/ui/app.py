@@ -88,6 +88,9 @@ class App:
         self.size: tuple[int, int] = (100, 30)
         self.busy = False
         self.queue: list[tuple[str, bool]] = []  # (text, as_prompt) typed during a turn
+        #: (label, text) of the large pastes in prompts submitted and not yet started: the
+        #: transcript and the queue show the label, the model gets the text
+        self.folded_pastes: list[tuple[str, str]] = []
         self.turn_task: asyncio.Task[Any] | None = None
         self.modal: Modal | None = None
         self.info_panel: InfoPanel | None = None
@@ -385,7 +388,7 @@ class App:
             self.start_turn(text, remember=not as_prompt)
 
     def _show_queue(self) -> None:
-        self.live.queue = [text for text, _ in self.queue]
+        self.live.queue = [self.folded(text) for text, _ in self.queue]
         self.live.refresh()
         self.redraw.request()
 
@@ -442,8 +445,19 @@ class App:
         if remember:
             self.editor.history.add(text)
         self.transcript.follow_end()
-        self.add("user", text)
+        self.add("user", self.folded(text, used=True))
         self.turn_task = self.supervisor.spawn(self._turn(text, shell=shell), "the turn")
+
+    def folded(self, text: str, *, used: bool = False) -> str:
+        """``text`` as the transcript shows it: a large paste as its label
+        (``[pasted 1,000,030 chars]``); ``used``: the prompt has started, forget its pastes."""
+        shown = text
+        for label, pasted in self.folded_pastes:
+            if pasted in shown:
+                shown = shown.replace(pasted, label, 1)
+        if used:
+            self.folded_pastes = [(lbl, p) for lbl, p in self.folded_pastes if p not in text]
+        return shown
 
     def _events(self, text: str, prompt: Any, shell: bool) -> Any:
         """The event stream of a turn: the model's, or a ``!command``'s."""
@@ -559,7 +573,11 @@ class App:
             self.turn_task.cancel()
 
     def toggle_folds(self) -> None:
-        """ctrl-o: show every folded block (reasoning, applied diffs) in full, or fold them."""
+        """ctrl-o: a large paste folded in the prompt is put there whole, for editing;
+        otherwise show every folded block (reasoning, applied diffs) in full, or fold them."""
+        if self.modal is None and self.editor.unfold():
+            self.redraw.request()
+            return
         self.folds_open = not self.folds_open
         if not self.transcript.set_folds(self.folds_open):
             self.add("info", "nothing folded yet: reasoning and applied diffs fold here")

@@ -39,7 +39,8 @@ ACTIONS: dict[str, str] = {
                  "else cancel the turn; on an idle empty prompt, press twice to quit",
     "cycle-mode": "cycle the permission mode: default, accept-edits, plan",
     "toggle-reasoning": "expand or collapse the model's reasoning while it thinks",
-    "toggle-folds": "expand or fold the transcript's folded blocks (past reasoning, applied diffs)",
+    "toggle-folds": "expand or fold the transcript's folded blocks (past reasoning, applied "
+                    "diffs); with a folded paste in the prompt, put its text there",
     "scroll-up": "scroll the transcript up a page",
     "scroll-down": "scroll the transcript down a page",
     "scroll-line-up": "scroll the transcript up a line",
@@ -196,7 +197,10 @@ def markdown(keymap: Keymap | None = None) -> str:
         "",
         "Plugins add defaults through the `agent_register_keys(keymap)` hook; the user's table "
         "wins.",
-        "A pasted text (bracketed paste) is inserted as it is: its line breaks never submit.",
+        "A pasted text (bracketed paste) is inserted as it is: its line breaks never submit. "
+        "A paste of 2,000 characters or 25 lines and more is shown folded, "
+        "`[pasted 1,000,030 chars]`, and sent whole; `toggle-folds` (ctrl o) puts its text "
+        "in the prompt.",
         "",
     ]
     by_context: dict[str, list[Binding]] = {}

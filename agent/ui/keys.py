@@ -12,6 +12,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agent.ui.paste import Pasted
 from agent.ui.widgets.editor import ACTIONS as EDIT_ACTIONS
 
 if TYPE_CHECKING:
@@ -138,7 +139,8 @@ class KeyRouter:
         """Bracketed paste: collect everything between the markers, insert it in one go."""
         app = self.app
         if key == "begin paste":
-            self._pasting = []
+            if self._pasting is None:  # a second marker inside a paste starts nothing new
+                self._pasting = []
             return True
         if self._pasting is None:
             return False
@@ -146,13 +148,16 @@ class KeyRouter:
             text, self._pasting = "".join(self._pasting), None
             text = text.replace("\r\n", "\n").replace("\r", "\n")
             if app.modal is not None and app.modal.context == "approval":
-                app.editor.insert_text(text)  # a paste never answers a dialog
+                app.editor.insert_paste(text)  # a paste never answers a dialog
             elif app.modal is not None:  # a one-line field: line breaks become spaces
                 for ch in text.replace("\n", " "):
                     app.modal.type_key((app.size[0],), ch)
             elif text:
-                app.editor.insert_text(text)
+                app.editor.insert_paste(text)
                 app.completion.update()
+            return True
+        if isinstance(key, Pasted):  # the whole paste, read as one key (agent.ui.paste)
+            self._pasting.append(key)
             return True
         if key == "enter":
             self._pasting.append("\n")
@@ -191,7 +196,8 @@ class KeyRouter:
             return
         if not text.strip():
             return
-        editor.take()
+        self.app.folded_pastes.extend(editor.folds.items)  # shown folded in the transcript
+        text = editor.take()  # a folded paste goes whole
         editor.history.index = len(editor.history.items)
         self.app.submit(text)
 

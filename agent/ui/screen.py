@@ -179,7 +179,9 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
 
     inline = inline_mode.wants_inline(config)
     screen_class = inline_mode.InlineScreen if inline else urwid.display.raw.Screen
-    screen = screen_class(bracketed_paste_mode=True, focus_reporting=False)
+    from agent.ui.paste import paste_screen
+
+    screen = paste_screen(screen_class)(bracketed_paste_mode=True, focus_reporting=False)
     screen.set_terminal_properties(colors=depth)
     screen.register_palette(palette.palette(depth))
     main_loop = _Loop(app, app.root, screen=screen, handle_mouse=bool(config.get("mouse")),

@@ -13,6 +13,8 @@ from collections.abc import Callable
 import urwid
 from urwid.command_map import Command
 
+from agent.ui.paste import Folds, Pasted, should_fold
+
 # Action name -> the urwid editing command that implements it.
 _EDIT_COMMANDS: dict[str, Command] = {
     "cursor-left": Command.LEFT,
@@ -73,6 +75,7 @@ class PromptEditor(urwid.Edit):
         self.history = history or History()
         self.pasting = False
         self._paste: list[str] = []
+        self.folds = Folds()
         self.on_change: Callable[[], None] | None = None
 
     # ---- text ----
@@ -91,10 +94,32 @@ class PromptEditor(urwid.Edit):
             self.placeholder = ("placeholder", text)
 
     def take(self) -> str:
-        """Return the text and clear the editor (submit)."""
-        text = self.edit_text
+        """Return the text, folded pastes put back whole, and clear the editor (submit)."""
+        text = self.folds.expand(self.edit_text)
+        self.folds.clear()
         self.set("")
         return text
+
+    def insert_paste(self, text: str) -> None:
+        """Insert a pasted text; a large one is folded: its label goes in, the text is kept
+        beside it until the prompt is submitted (laying out a megabyte in the prompt took
+        seconds per key)."""
+        if should_fold(text):
+            self.insert_text(self.folds.add(text))
+        else:
+            self.insert_text(text)
+
+    def unfold(self) -> bool:
+        """Put every folded paste's text in the prompt in place of its label; False when
+        there is none."""
+        if not any(label in self.edit_text for label, _ in self.folds.items):
+            return False
+        pos = self.edit_pos
+        before = self.folds.expand(self.edit_text[:pos])
+        text = self.folds.expand(self.edit_text)
+        self.folds.clear()
+        self.set(text, len(before))
+        return True
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -111,12 +136,14 @@ class PromptEditor(urwid.Edit):
             self.pasting = False
             text, self._paste = "".join(self._paste), []
             if text:
-                self.insert_text(text.replace("\r\n", "\n").replace("\r", "\n"))
+                self.insert_paste(text.replace("\r\n", "\n").replace("\r", "\n"))
                 self._changed()
             return True
         if not self.pasting:
             return False
-        if key == "enter":
+        if isinstance(key, Pasted):
+            self._paste.append(key)
+        elif key == "enter":
             self._paste.append("\n")
         elif key == "tab":
             self._paste.append("\t")
