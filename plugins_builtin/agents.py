@@ -97,6 +97,8 @@ def apply_variant(session: Any, name: str, *, keep_thinking: bool = False,
     variant = VARIANTS[name]
     if not keep_thinking:
         session.thinking = variant.thinking
+        # A variant the user picked chose its level; the default one chose nothing.
+        session.thinking_chosen = variant.name != "default"
     if not keep_steps:
         session.max_steps = variant.max_steps
     session.data[AGENT_KEY] = variant.name
@@ -137,6 +139,7 @@ def set_thinking(session: Any, args: str) -> str:
         return (f'Unknown thinking level "{level}". '
                 f"Available: {', '.join(THINKING_LEVELS)}")
     session.thinking = level
+    session.thinking_chosen = True
     session.data[THINKING_CHOSEN_KEY] = True
     return f"thinking: {level}"
 

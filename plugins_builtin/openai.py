@@ -10,9 +10,14 @@ Two request shapes over the ``openai`` SDK (imported lazily, on the first reques
 Config (``settings.options``): ``openai_api`` = ``auto`` (default) | ``chat`` | ``responses``.
 ``auto`` on the official endpoint gives chat completions with the responses API as an
 alternative that the ``fallback`` plugin switches to when chat rejects the request shape;
-elsewhere it is plain chat.  ``send_reasoning`` (default true) controls the reasoning
-parameters, which some third-party servers refuse; ``reasoning_efforts`` overrides the
-thinking-level → effort map (e.g. ``{off = "minimal"}`` for models without ``none``).
+elsewhere it is plain chat.  ``send_reasoning`` controls the reasoning parameters, which
+gateways that check parameters (LiteLLM's proxy) refuse for models they do not know: unset,
+they are sent on the official endpoint, to models known to reason (:data:`REASONING_MODELS`)
+and when the user chose a thinking level other than ``off``; true sends them always, false
+never.  A 400 that names a parameter of :data:`DROPPABLE` drops it and retries once; the
+endpoint then never gets it again for that model (the user is told once).
+``reasoning_efforts`` overrides the thinking-level → effort map (e.g. ``{off = "minimal"}``
+for models without ``none``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -39,6 +45,7 @@ from agent.contract.providers import (
     Preset,
     Provider,
     ProviderError,
+    ProviderNotice,
     ProviderRequest,
     ProviderSettings,
     ProviderSpec,
@@ -68,6 +75,16 @@ OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 
 #: Thinking level → ``reasoning_effort`` (chat) / ``reasoning.effort`` (responses).
 EFFORTS = {"off": "none", "low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
+
+#: Model ids known to take reasoning parameters (a gateway's ``provider/`` prefix allowed).
+REASONING_MODELS = re.compile(
+    r"(?:^|/)(?:o[1-9](?:-|$)|gpt-5|gpt-oss|codex|deepseek-r1|qwq|grok-(?:3-mini|4))",
+    re.IGNORECASE)
+
+#: Parameters a request can go without, longest first (a 400 naming one drops it).
+DROPPABLE = ("reasoning_effort", "stream_options", "reasoning", "include")
+#: What goes with a dropped parameter.
+_DROPPED_WITH = {"reasoning": ("include",)}
 
 #: The key under which a malformed tool-call argument string is handed to the core loop.
 
@@ -107,6 +124,8 @@ class Endpoint:
         self._loop: asyncio.AbstractEventLoop | None = None
         #: the request shapes' ``warm`` methods :meth:`ready` has run
         self._warmed: set[Any] = set()
+        #: model -> parameters this endpoint refused for it (a 400 naming them)
+        self.refused: dict[str, set[str]] = {}
 
     def client(self) -> Any:
         """The ``openai.AsyncOpenAI`` client, built on first use in the running loop."""
@@ -169,9 +188,29 @@ class Endpoint:
         efforts = {**EFFORTS, **(self.settings.options.get("reasoning_efforts") or {})}
         return efforts.get(level, efforts["medium"])
 
-    def send_reasoning(self) -> bool:
+    def send_reasoning(self, request: ProviderRequest) -> bool:
+        """Whether ``request`` carries reasoning parameters (see the module's docstring)."""
         value = self.settings.options.get("send_reasoning")
-        return True if value is None else bool(value)
+        if value is not None:
+            return bool(value)
+        if self.official or REASONING_MODELS.search(request.model or self.settings.model):
+            return True
+        return request.thinking_chosen and request.thinking != "off"
+
+    def without_refused(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` less what this endpoint refused for their model."""
+        refused = self.refused.get(str(params.get("model")), set())
+        return {k: v for k, v in params.items() if k not in refused}
+
+    def refused_parameter(self, exc: ProviderError, params: dict[str, Any]) -> str | None:
+        """The parameter of ``params`` a 400 ``exc`` names as unsupported, if one can go."""
+        if exc.status != 400 or exc.output_started:
+            return None
+        text = str(exc)
+        for name in DROPPABLE:
+            if name in params and re.search(rf"\b{name}\b", text):
+                return name
+        return None
 
     def send_images(self) -> bool:
         value = self.settings.options.get("send_images")
@@ -551,13 +590,30 @@ class _RequestShape:
             request, notice = self.text_only.apply(request)
             if notice is not None:
                 yield notice
-        params = self.params(request)
+        params = self.endpoint.without_refused(self.params(request))
         try:
             # Built, and the SDK's resource imported, before any deadline runs, off the
             # event loop.
             await self.endpoint.ready(self.warm)
         except Exception as exc:
             raise self.endpoint.error(exc, output_started=False) from exc
+        try:
+            async for event in with_retries(self.endpoint.policy,
+                                            lambda clock: self._attempt(params, clock)):
+                yield event
+            return
+        except ProviderError as exc:
+            name = self.endpoint.refused_parameter(exc, params)
+            if name is None:
+                raise
+        # The server named a parameter it does not take: once without it, and never again
+        # for this model (sticky for the endpoint, like a fallback's switch).
+        dropped = (name, *_DROPPED_WITH.get(name, ()))
+        model = str(params.get("model"))
+        self.endpoint.refused.setdefault(model, set()).update(dropped)
+        params = {k: v for k, v in params.items() if k not in dropped}
+        yield ProviderNotice(f"{self.endpoint.host} does not take {name} for {model}; "
+                             "sending requests without it from now on")
         async for event in with_retries(self.endpoint.policy,
                                         lambda clock: self._attempt(params, clock)):
             yield event
@@ -595,7 +651,7 @@ class ChatProvider(_RequestShape):
         }
         if request.tools:
             params["tools"] = chat_tools(request.tools)
-        if self.endpoint.send_reasoning():
+        if self.endpoint.send_reasoning(request):
             params["reasoning_effort"] = self.endpoint.effort(request.thinking)
         # An explicit output cap bounds what a step can cost (the spending cap relies on it).
         # The official API wants the newer name; compatible servers know the classic one.
@@ -832,7 +888,7 @@ class ResponsesProvider(_RequestShape):
             params["instructions"] = request.system
         if request.tools:
             params["tools"] = responses_tools(request.tools)
-        if self.endpoint.send_reasoning():
+        if self.endpoint.send_reasoning(request):
             params["reasoning"] = {"effort": self.endpoint.effort(request.thinking),
                                    "summary": "auto"}
             params["include"] = ["reasoning.encrypted_content"]
@@ -916,9 +972,10 @@ def agent_addoption(options: Any) -> None:
         help="openai request shape: chat, responses, or auto (chat, falling back to responses "
              "on api.openai.com)"))
     options.add(Option(
-        "send_reasoning", type="bool", default=True, env="AGENT_SEND_REASONING",
-        help="send reasoning effort parameters to openai endpoints (turn off for servers that "
-             "reject them)"))
+        "send_reasoning", type="bool", env="AGENT_SEND_REASONING",
+        help="send reasoning effort parameters to openai endpoints: true always, false never; "
+             "unset, only to the official API, to models known to reason, and when a thinking "
+             "level was chosen (--think, /think, an agent)"))
     options.add(Option(
         "send_images", type="bool", default=True, env="AGENT_SEND_IMAGES",
         help="send images (from MCP tools and resources) to openai endpoints as image "

@@ -53,6 +53,10 @@ class ProviderRequest:
     thinking: str = "medium"
     max_tokens: int = 16_000
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the user chose ``thinking`` (``--think``, the config file, ``/think``, an agent
+    #: variant) rather than leaving the default: a provider may then send reasoning
+    #: parameters to a model it does not know takes them
+    thinking_chosen: bool = False
 
 
 @dataclass

@@ -200,6 +200,9 @@ class Session:
         self.origin = origin
         self.model = runtime.model or self.config.get("model") or ""
         self.thinking = thinking or self.config.get("thinking") or "medium"
+        #: whether the user chose the thinking level (see ProviderRequest.thinking_chosen)
+        self.thinking_chosen: bool = (parent.thinking_chosen if parent is not None
+                                else self.config.source("thinking") != "default")
         self.max_steps = max_steps or int(self.config.get("max_steps") or 50)
         self.tools = tools if tools is not None else runtime.tools
         self.gate = gate or Gate(self.hooks, self.config, runtime.approver,
@@ -263,6 +266,7 @@ class Session:
             messages=list(self.messages),
             tools=[t.spec() for t in self.offered_tools],
             thinking=self.thinking,
+            thinking_chosen=self.thinking_chosen,
             max_tokens=int(self.config.get("max_tokens") or 16000),
             metadata={"session": self.id},
         )

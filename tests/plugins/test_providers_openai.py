@@ -30,14 +30,14 @@ TOOLS = [{"name": "read_file", "description": "Read a file",
 
 def make(srv, api="chat", **kw):
     options = {"openai_api": api, **kw.pop("options", {})}
-    settings = ProviderSettings(provider="openai", model="gpt-test", base_url=srv.openai_url,
+    settings = ProviderSettings(provider="openai", model="gpt-5-test", base_url=srv.openai_url,
                                 api_key="sk-test", max_retries=kw.pop("max_retries", 0),
                                 options=options, **kw)
     return provider_openai.SPEC.create(settings)
 
 
 def request(messages=None, **kw):
-    return ProviderRequest(model="gpt-test", system=kw.pop("system", "You are terse."),
+    return ProviderRequest(model="gpt-5-test", system=kw.pop("system", "You are terse."),
                            messages=messages or [Message.user("hi")], tools=kw.pop("tools", TOOLS),
                            **kw)
 
@@ -85,7 +85,7 @@ async def test_chat_text_stream_and_request(fake_provider):
     assert req.path == "/v1/chat/completions"
     assert req.headers["authorization"] == "Bearer sk-test"
     body = req.body
-    assert body["model"] == "gpt-test" and body["stream"] is True
+    assert body["model"] == "gpt-5-test" and body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
     assert body["messages"] == [{"role": "system", "content": "You are terse."},
                                 {"role": "user", "content": "hi"}]
@@ -443,7 +443,7 @@ def test_declares_its_options():
     by_key = {o.key: o for o in declared}
     assert by_key["openai_api"].choices == ("auto", "chat", "responses")
     assert by_key["openai_api"].env == "AGENT_OPENAI_API"
-    assert by_key["send_reasoning"].default is True
+    assert by_key["send_reasoning"].default is None  # unset: decided per model (below)
 
 
 async def test_unset_options_mean_defaults(fake_provider):
@@ -453,3 +453,62 @@ async def test_unset_options_mean_defaults(fake_provider):
                     options={"send_reasoning": None, "reasoning_efforts": None})
     await collect(provider, request())
     assert fake_provider.last.body["reasoning_effort"] == "medium"
+
+
+# ---- reasoning parameters only where they are taken --------------------------------------
+
+def unknown(thinking="medium", chosen=False):
+    return ProviderRequest(model="llama-local", system="s", messages=[Message.user("hi")],
+                           thinking=thinking, thinking_chosen=chosen)
+
+
+@pytest.mark.parametrize("thinking, chosen, sent", [
+    ("medium", False, None),  # the default level, a model not known to reason: nothing
+    ("off", True, None),  # --think off never sends "none" to a model that may not know it
+    ("high", True, "high"),  # a level the user asked for is sent
+])
+async def test_reasoning_effort_goes_to_an_unknown_model_only_when_asked(fake_provider,
+                                                                        thinking, chosen, sent):
+    fake_provider.script(Reply.text("ok"))
+    settings = ProviderSettings(provider="openai", model="llama-local",
+                                base_url=fake_provider.openai_url, api_key="sk-test",
+                                max_retries=0, options={"openai_api": "chat"})
+    await collect(provider_openai.SPEC.create(settings), unknown(thinking, chosen))
+    assert fake_provider.last.body.get("reasoning_effort") == sent
+
+
+LITELLM_400 = ("litellm.UnsupportedParamsError: openai does not support parameters: "
+               "['reasoning_effort'], for model=llama-local. To drop these, set "
+               "`litellm.drop_params=True` or for proxy:\n\n`litellm_settings:\n drop_params: "
+               "true`\n")
+
+
+async def test_a_400_naming_a_parameter_drops_it_retries_once_and_remembers(fake_provider):
+    fake_provider.script(Reply.error(400, message=LITELLM_400, type="invalid_request_error"),
+                         Reply.text("answered"), Reply.text("again"))
+    settings = ProviderSettings(provider="openai", model="llama-local",
+                                base_url=fake_provider.openai_url, api_key="sk-test",
+                                max_retries=0, options={"openai_api": "chat"})
+    provider = provider_openai.SPEC.create(settings)
+    events = await collect(provider, unknown("high", chosen=True))
+    notices = [e.text for e in events if isinstance(e, ProviderNotice)]
+    assert notices == [f"127.0.0.1:{fake_provider.port} does not take reasoning_effort for "
+                       "llama-local; sending requests without it from now on"]
+    assert events[-1].message.parts[-1].text == "answered"
+    first, second = fake_provider.bodies
+    assert first["reasoning_effort"] == "high" and "reasoning_effort" not in second
+    # Sticky: the next request goes without it at once, and says nothing more.
+    events = await collect(provider, unknown("high", chosen=True))
+    assert not [e for e in events if isinstance(e, ProviderNotice)]
+    assert "reasoning_effort" not in fake_provider.bodies[2]
+    assert len(fake_provider.requests) == 3
+
+
+async def test_a_400_naming_nothing_droppable_is_reported_as_it_is(fake_provider):
+    fake_provider.script(Reply.error(400, message="messages: too many", type="invalid_request"))
+    settings = ProviderSettings(provider="openai", model="llama-local",
+                                base_url=fake_provider.openai_url, api_key="sk-test",
+                                max_retries=0, options={"openai_api": "chat"})
+    with pytest.raises(ProviderError, match="messages: too many"):
+        await collect(provider_openai.SPEC.create(settings), unknown("high", chosen=True))
+    assert len(fake_provider.requests) == 1
