@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -333,7 +334,10 @@ def test_the_jail_fixture_lets_a_good_patch_through(patch_env):
     root, ws, outside, home, config, tool = patch_env
     reset(ws, outside)
     patch = "*** Update File: inner/ok.txt\n@@\n-ok\n+changed\n*** Add File: new.txt\n+fine"
-    result = asyncio.run(run_tool(tool, {"patch": patch}, config))
+    # A session of its own: the files were rewritten behind the tools' back since the
+    # fixture's earlier calls, which a session that saw them would rightly refuse.
+    fresh = SimpleNamespace(id="good-patch")
+    result = asyncio.run(run_tool(tool, {"patch": patch}, config, session=fresh))
     assert not result.is_error, result.output
     assert (ws / "sub" / "ok.txt").read_text() == "changed\n"
     assert (ws / "new.txt").read_text() == "fine\n"
