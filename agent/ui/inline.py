@@ -77,11 +77,7 @@ class Inline:
         done = list(walker[:n])
         if n:
             del walker[:n]
-        for entry in done:
-            # Printed blocks cannot be expanded later (ctrl o): print them in full.
-            if entry.block.data.get("foldable") and not entry.block.data.get("expanded"):
-                entry.block.data["expanded"] = True
-                self.app.transcript.update(entry)
+        self.app.transcript.unfold_for_print(done)  # printed, they cannot be expanded later
         return done
 
     def prepare(self) -> None:

@@ -225,8 +225,9 @@ async def _main(boot: Any, prompt: str | None) -> tuple[int, str]:
         # was shown, into the terminal's own scrollback, where it can be scrolled and copied.
         from agent.ui import printout
 
-        lines = printout.tail_lines(list(app.transcript.walker), app.size[0],
-                                    printout.escaper(screen))
+        entries = list(app.transcript.walker)
+        app.transcript.unfold_for_print(entries)  # a "ctrl o to expand" there would be dead
+        lines = printout.tail_lines(entries, app.size[0], printout.escaper(screen))
         if lines:
             text = "\n".join(lines) + "\n\n" + text
     if app.session is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -184,6 +185,12 @@ def test_space_rejects_a_hunk_and_the_rest_is_applied(term_factory, fake_provide
     term.wait_for("Applied what you kept.")
     text = (ws / "b.txt").read_text()
     assert "LINE 2\n" in text and "line 18\n" in text and "LINE 18" not in text
+    term.type("/exit")
+    assert term.wait_exit() == 0
+    # What is left in the scrollback (after the alternate screen closed): the applied diff
+    # printed in full, never behind a "ctrl o to expand" no key can answer there.
+    printed = re.sub(r"\x1b\[[0-9;]*m", "", term.output().rsplit("\x1b[?1049l", 1)[1])
+    assert "2 + LINE 2" in printed and "to expand" not in printed
 
 
 def test_sigterm_leaves_cleanly_with_the_farewell(term_factory, fake_provider):

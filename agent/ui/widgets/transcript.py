@@ -137,6 +137,14 @@ class Transcript(urwid.WidgetWrap):
         entry.replace(self._wrap(entry.block))
         self._arrived()
 
+    def unfold_for_print(self, entries: list[Entry]) -> None:
+        """Expand the folded ones of ``entries`` (a diff, a step's reasoning): they are about
+        to be printed into the terminal's scrollback, where no key can expand them later."""
+        for entry in entries:
+            if entry.block.data.get("foldable") and not entry.block.data.get("expanded"):
+                entry.block.data["expanded"] = True
+                entry.replace(self._wrap(entry.block))
+
     def _arrived(self) -> None:
         if not self.follow and not self.unseen:
             self.unseen = True
