@@ -49,7 +49,8 @@ def _text(message: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text")
 
 
-def _saved(db: Path) -> dict[str, list[str]]:
+def saved_histories(db: Path) -> dict[str, list[str]]:
+    """Every saved session of the database ``db``: its messages as ``role:text``."""
     conn = sqlite3.connect(db)
     try:
         out: dict[str, list[str]] = {}
@@ -126,7 +127,7 @@ def trial(n: int, srv: FakeProvider, home: Path, root: Path, offset: float) -> O
         if proc.returncode != 0:
             outcome.problems.append(f"run {name} exited {proc.returncode}: "
                                     f"{outs[name][1][-300:]}")
-    saved = _saved(home / "state" / "agent.db")
+    saved = saved_histories(home / "state" / "agent.db")
     requests = {}
     for req in srv.requests[seen:]:
         if req.method == "POST" and isinstance(req.body, dict):

@@ -4,7 +4,6 @@ provider; the other process is a real one (``sleep``) whose lease row is in the 
 
 from __future__ import annotations
 
-import json
 import socket
 import sqlite3
 import subprocess
@@ -13,27 +12,13 @@ import pytest
 from clirun import run_agent_here
 from fakeprovider import Reply
 from pty_term import Term
+from twowriters import saved_histories as saved
 
 from agent.state.lease import process_started
 
 pytestmark = pytest.mark.e2e  # a real terminal (docs/testing.md)
 
 IDLE = "ask agent... (/ commands, @ files)"
-
-
-def saved(db) -> dict[str, list[str]]:
-    conn = sqlite3.connect(db)
-    try:
-        out: dict[str, list[str]] = {}
-        for sid, body in conn.execute("SELECT session_id, body FROM messages "
-                                      "ORDER BY session_id, seq"):
-            message = json.loads(body)
-            text = "".join(p.get("text", "") for p in message["parts"]
-                           if p.get("type") == "text")
-            out.setdefault(sid, []).append(f"{message['role']}:{text}")
-        return out
-    finally:
-        conn.close()
 
 
 def test_the_ui_tells_a_fork_from_the_first_frame_and_leaves_the_held_session_alone(

@@ -15,7 +15,7 @@ import time
 import pytest
 from clirun import agent_env
 from fakeprovider import Reply
-from twowriters import _saved, _wire, answering, command, run_trials
+from twowriters import _wire, answering, command, run_trials, saved_histories
 from wirecheck import assert_valid_request
 
 pytestmark = pytest.mark.e2e  # runs the agent as a process (docs/testing.md)
@@ -38,7 +38,7 @@ def test_a_run_started_while_another_holds_the_session_forks_and_both_are_told(
                            capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     db = home / "state" / "agent.db"
-    (original,) = _saved(db)
+    (original,) = saved_histories(db)
 
     posts = sum(1 for r in fake_provider.requests if r.method == "POST")
     fake_provider.hold_until(posts + 2)  # A's request waits for B's
@@ -59,7 +59,7 @@ def test_a_run_started_while_another_holds_the_session_forks_and_both_are_told(
             if p.poll() is None:
                 p.kill()
     assert {n: p.returncode for n, p in procs.items()} == {"a": 0, "b": 0}, outs
-    saved = _saved(db)
+    saved = saved_histories(db)
     fork = next(sid for sid in saved if sid != original)
     prefix = ["user:hello", "assistant:answer to hello"]
     # A keeps exactly its own run; B's fork starts from what B read, less A's open turn.
@@ -114,7 +114,7 @@ def test_a_lease_left_by_a_killed_process_is_taken_over(tmp_path, fake_provider)
     again = subprocess.run(command(fake_provider.openai_url, "-c", "-p", "after"), cwd=ws,
                            env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
-    saved = _saved(home / "state" / "agent.db")
+    saved = saved_histories(home / "state" / "agent.db")
     assert len(saved) == 1, saved  # the dead run's lease did not make this one fork
     assert "forked" not in again.stderr
     assert list(saved.values())[0][-2:] == ["user:after", "assistant:answer to after"]
