@@ -54,6 +54,7 @@ class Analysis:
     complete: bool
     problems: tuple[str, ...]
     unresolved: tuple[str, ...]
+    subshell: bool = False
 
     @property
     def unresolved_reason(self) -> str:
@@ -65,14 +66,17 @@ class Analysis:
 
     @property
     def read_only(self) -> bool:
-        return bool(self.parts) and not self.unresolved_reason and all(
-            p.read_only for p in self.parts)
+        return not self.not_read_only
 
     @property
     def not_read_only(self) -> str:
         """Why the command is not proven read-only ("" when it is)."""
         if self.unresolved_reason:
             return self.unresolved_reason
+        if self.subshell:
+            # Read exactly, but a peer's published vectors (Codex) call a subshell unsafe,
+            # and nothing a peer calls unsafe runs without a person's yes.
+            return "a ( ... ) subshell is asked about"
         for part in self.parts:
             if part.not_read_only:
                 return f"{part.normal}: {part.not_read_only}"
@@ -155,7 +159,7 @@ def from_script(command: str, script: Script) -> Analysis:
     for part in parts:
         unique.setdefault((part.text, part.normal), part)
     return Analysis(command, tuple(unique.values()), script.complete,
-                    tuple(script.problems), tuple(script.unresolved))
+                    tuple(script.problems), tuple(script.unresolved), script.subshell)
 
 
 @lru_cache(maxsize=512)

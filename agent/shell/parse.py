@@ -262,6 +262,10 @@ class _Walker:
             self.expansion(node, where)
         elif kind == "for_statement":
             self.for_statement(node, where)
+        elif kind == "subshell":
+            self.script.subshell = True
+            for child in node.named_children:
+                self.walk(child, where)
         elif kind == "unset_command":
             for child in node.named_children:
                 self.walk(child, where)

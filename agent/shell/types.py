@@ -79,6 +79,7 @@ class Script:
     unresolved: list[str] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)  # why the script is incomplete
+    subshell: bool = False  # a ``( ... )`` group anywhere
 
     def incomplete(self, why: str) -> None:
         self.complete = False
