@@ -61,6 +61,8 @@ CONTINUATION_WRITES = [
     ("sed -i s/precious/gone/ victim.txt", "-i"),
     ("touch marker", "touch"),
     ("git branch marker", "branch"),
+    ("uniq victim.txt marker", "uniq"),
+    ("awk 'BEGIN{system(\"touch marker\")}'", "system"),
 ]
 CONTINUATION_EXTRA = [
     "r\\\n\\\nm victim.txt",
@@ -241,7 +243,37 @@ PROGRAM_OPTIONS = [
     "sort -k1 -o marker victim.txt",
 ]
 
-GLOB_LOOPS: list[str] = []
+# The workspace holds names/a[$(touch marker)], names/b;touch marker and names/$(touch marker):
+# a loop's variable is a file name an attacker chose, so every context that reads it as code
+# (arithmetic, a name bash evaluates, eval, sh -c, a pipe into a shell) must ask.
+GLOB_LOOPS = [
+    "for f in names/*; do echo $(( ${f#names/} )); done",
+    "for f in names/*; do echo $(( $(basename \"$f\") )); done",
+    "for f in names/*; do a=${f#names/}; echo $((a)); done",
+    "for f in names/*; do [[ ${f#names/} -eq 1 ]]; done",
+    "for f in names/*; do let \"x=${f#names/}\"; done",
+    "for f in names/*; do (( ${f#names/} )); done",
+    "for f in names/*; do test -v \"${f#names/}\"; done",
+    "for f in names/*; do [[ -v ${f#names/} ]]; done",
+    "for f in names/*; do printf -v \"${f#names/}\" x; done",
+    "for f in names/*; do read \"${f#names/}\" <<< x; done",
+    "for f in names/*; do declare \"${f#names/}=1\"; done",
+    "for f in names/*; do eval \"${f#names/}\"; done",
+    "for f in names/*; do eval \"$f\"; done",
+    "for f in names/*; do bash -c \"echo ${f#names/}\"; done",
+    "for f in names/*; do sh -c \"$f\"; done",
+    "for f in names/*; do echo \"${f#names/}\" | sh; done",
+    "for f in names/*; do awk \"BEGIN{print ${f#names/}}\"; done",
+    "for f in names/*; do source \"$f\"; done",
+    "for f in names/*; do . \"$f\"; done",
+    "for f in names/*; do ${f#names/}; done",
+    "for f in names/*; do \"$f\"; done",
+    "for f in names/*; do trap \"${f#names/}\" EXIT; done",
+    "for f in names/*; do env -S \"${f#names/}\"; done",
+    "for f in names/*; do xargs -I{} sh -c '{}' <<< \"${f#names/}\"; done",
+    "for f in names/*; do x=${f#names/}; echo ${!x}; done",
+    "for f in names/*; do echo ${y:${f#names/}}; done",
+]
 
 
 def continuation_commands() -> dict[str, list[str]]:

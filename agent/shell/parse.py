@@ -65,9 +65,13 @@ from agent.shell.wrappers import (
     unwrap,
 )
 
-__all__ = ["MAX_DEPTH", "SHELLS", "Script", "SimpleCommand", "parse", "simple_commands",
-           "split_commands", "split_words", "unwrap"]
+__all__ = ["DYNAMIC_TARGET", "MAX_DEPTH", "SHELLS", "Script", "SimpleCommand", "parse",
+           "simple_commands", "split_commands", "split_words", "unwrap"]
 
+#: A loop body is read once per value when it has at most this many.
+MAX_LOOP_VALUES = 16
+#: The redirection target recorded for a file only known at run time (``cat < "$f"``).
+DYNAMIC_TARGET = "$(only known when it runs)"
 #: Nested scripts (substitutions, subshells, ``bash -c``) deeper than this are not read.
 MAX_DEPTH = 24
 #: Nested scripts are parsed again (``bash -c "$(...)"``); the characters re-read are capped at
@@ -157,6 +161,7 @@ class _Walker:
         self.budget = budget
         self.pipeline_ids = 0
         self.evaluated = Evaluations()
+        self.loop_values: dict[str, str] = {}  # loop variables bound to one file name each
 
     def next_pipeline(self) -> int:
         self.pipeline_ids += 1
@@ -303,10 +308,13 @@ class _Walker:
                     op = child.type
                 else:
                     value, dynamic = self.word(child, where)
-                    target = value if not dynamic else _text(child)
+                    stands_for = self.loop_value(child)
+                    target = value if not dynamic else stands_for or _text(child)
                     if dynamic and ">" in op:
                         self.script.note_unresolved(
                             f"writes to a path only known when it runs ({_text(child)})")
+                    elif dynamic and stands_for is None:
+                        target = DYNAMIC_TARGET
             redirects.append((fd + op, target))
             if op == "<" and not fd:
                 stdin.append(("file", target, True))
@@ -441,16 +449,42 @@ class _Walker:
         """``for NAME in WORDS``: NAME takes each value of WORDS."""
         variable = node.child_by_field_name("variable")
         values = node.children_by_field_name("value")
-        for value in values:
-            text, dynamic = self.word(value, where)
-            if variable is not None:
-                literal = not dynamic and not _GLOB.search(_text(value))
-                self.evaluated.bind(_text(variable), text if literal else None)
+        words = [self.word(value, where) for value in values]
+        name = _text(variable) if variable is not None else ""
+        for value, (text, dynamic) in zip(values, words, strict=True):
+            literal = not dynamic and not _GLOB.search(_text(value))
+            self.evaluated.bind(name, text if literal else None)
         if variable is not None and not values:  # ``for x; do``: the positional parameters
-            self.evaluated.bind(_text(variable), None)
-        for child in node.named_children:
-            if child.type not in ("variable_name",) and child not in values:
+            self.evaluated.bind(name, None)
+        body = [c for c in node.named_children if c.type != "variable_name" and c not in values]
+        # The body is read once per value, the loop variable standing for it, when every
+        # value is one known word or glob whose matches cannot start with "-": then "$f"
+        # is one file name the program reads, never an option (see :meth:`loop_value`).
+        bindable = bool(words) and len(words) <= MAX_LOOP_VALUES and all(
+            not dynamic and _names_one_file(text) for text, dynamic in words)
+        saved = self.loop_values.get(name)
+        for text, _dynamic in words if bindable else [("", False)]:
+            if bindable:
+                self.loop_values[name] = text
+            for child in body:
                 self.walk(child, where)
+        if saved is None:
+            self.loop_values.pop(name, None)
+        else:
+            self.loop_values[name] = saved
+
+    def loop_value(self, node: Any) -> str | None:
+        """``"$f"`` or ``"${f}"`` as a whole word, ``f`` a loop variable bound to a glob or
+        word: the glob or word it stands for; else None."""
+        if node.type != "string" or len(node.named_children) != 1:
+            return None
+        inner = node.named_children[0]
+        text = _text(inner)
+        match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+        if inner.type not in ("simple_expansion", "expansion") or not match or (
+                text.startswith("${") != text.endswith("}")):
+            return None
+        return self.loop_values.get(match.group(1))
 
     def assigned(self, node: Any, where: _Where) -> str:
         """One ``NAME=value``/``NAME[i]=value``: the value (walked), bound to the name;
@@ -541,6 +575,7 @@ class _Walker:
         values: list[str] = []
         dynamic: list[bool] = []
         splits: list[bool] = []
+        bound: list[bool] = []
         first = len(self.script.commands)
         for child in node.named_children:
             kind = child.type
@@ -559,16 +594,19 @@ class _Walker:
                 values.append(value)
                 dynamic.append(dyn or _expands(inner))
                 splits.append(_splits(inner))
+                bound.append(False)
             elif kind == "subshell" or kind == "compound_statement":
                 self.walk(child, where)
             else:
                 value, dyn = self.word(child, where)
-                values.append(value)
+                stands_for = self.loop_value(child)
+                values.append(value if stands_for is None else stands_for)
                 dynamic.append(dyn)
                 splits.append(_splits(child))
+                bound.append(stands_for is not None)
         substituted = tuple(self.script.commands[first:])
         built = _Built(values, dynamic, assignments, tuple(redirects), substituted, stdin,
-                       splits)
+                       splits, bound)
         self.emit(built, _Where(where.depth, where.outer, tuple(redirects)), "")
 
     def emit(self, built: _Built, where: _Where, why: str) -> None:
@@ -577,12 +615,16 @@ class _Walker:
         if not unresolved and peeled.argv and peeled.dynamic[:1] == (True,):
             unresolved = f"the program to run is only known when it runs ({peeled.argv[0]})"
         words = tuple(built.assignments) + tuple(built.values)
+        offset = len(built.values) - len(peeled.argv)
+        aligned = offset >= 0 and tuple(built.values[offset:]) == peeled.argv and len(
+            built.bound) == len(built.values)
         simple = SimpleCommand(
             argv=peeled.argv, words=words, redirects=built.redirects,
             pipes=where.outer, substituted=built.substituted, dynamic=peeled.dynamic,
             assignments=tuple(built.assignments) + peeled.assignments,
             wrappers=peeled.wrappers, unresolved=unresolved,
-            stdin=built.stdin[-1][0] if built.stdin else "", wrapper_writes=peeled.writes)
+            stdin=built.stdin[-1][0] if built.stdin else "", wrapper_writes=peeled.writes,
+            bound=tuple(built.bound[offset:]) if aligned else ())
         self.evaluated_words(peeled, built)
         index = len(self.script.commands)
         self.script.commands.append(simple)
@@ -709,6 +751,7 @@ class _Built:
     substituted: tuple[SimpleCommand, ...] = ()
     stdin: list[tuple[str, str, bool]] = field(default_factory=list)
     splits: list[bool] = field(default_factory=list)  # an unquoted expansion in the word
+    bound: list[bool] = field(default_factory=list)  # "$f" of a loop over a glob or words
 
 
 class _Sources(threading.local):
@@ -752,6 +795,14 @@ def _expands(node: Any) -> bool:
     bare = "".join(_text(c) for c in ([node] if node.type == "word" else node.children)
                    if c.type == "word" or not c.is_named)
     return bool(_GLOB.search(bare) or _BRACE.search(_text(node)))
+
+
+def _names_one_file(text: str) -> bool:
+    """True when a loop over ``text`` gives its variable values that are each one file name
+    that cannot start with "-" (an option): a literal word, or a glob whose first character
+    is a literal one other than "-" (``src/*.py``, ``./*``; not ``*`` or ``-*``)."""
+    return bool(text) and text[0] not in "-*?[{\\" and "{" not in text and "$" not in text \
+        and "`" not in text and not text[0].isspace()
 
 
 def _splits(node: Any) -> bool:

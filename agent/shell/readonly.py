@@ -13,6 +13,7 @@ and reads, so the path rules of the write tools judge them too.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from pathlib import Path
 from agent.shell.git import BUILTINS, read_git
 from agent.shell.gitconfig import repo_config_runs_programs
 from agent.shell.options import parse_options, same, spec
-from agent.shell.parse import SimpleCommand
+from agent.shell.parse import DYNAMIC_TARGET, SimpleCommand
 
 __all__ = ["READ_ONLY", "classify", "directories", "path_inside", "paths",
            "repo_config_runs_programs", "writes_by_redirect"]
@@ -313,6 +314,17 @@ READ_ONLY: dict[str, Check | None] = {
     "shopt": _no_operands_or(0),
     "base64": _no_operands_or(1),
 }
+#: Programs that take a file name operand as nothing but a file to read (or a string to
+#: print): a loop variable standing for one file name (``for f in src/*.py; do wc -l
+#: "$f"; done``) may reach them.  Programs that read an operand as code, a script or an
+#: expression (awk, sed, jq, find, test, eval, shells, interpreters) are left out.
+FILE_OPERANDS = frozenset({"cat", "head", "tail", "wc", "nl", "tac", "stat", "file", "ls",
+                           "du", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+                           "sha512sum", "b2sum", "cksum", "basename", "dirname", "realpath",
+                           "readlink", "echo", "od", "hexdump", "strings", "cmp", "diff",
+                           "comm", "cut", "fold", "fmt", "rev", "column", "expand",
+                           "unexpand", "sort", "uniq", "grep", "egrep", "fgrep", "base64",
+                           "xxd", "iconv", "zcat", "bzcat", "xzcat", "tree"})
 #: Programs whose ``--version``/``--help`` alone is read-only.
 VERSION_ONLY = frozenset({"python", "python3", "node", "npm", "npx", "pip", "pip3", "go",
                           "cargo", "rustc", "java", "javac", "ruby", "perl", "gcc", "g++",
@@ -355,11 +367,18 @@ def classify(cmd: SimpleCommand) -> str | None:
         if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments):
             return "it changes how later commands are found or run"
         return None if not writes_by_redirect(cmd) else "it writes a file"
-    if any(cmd.dynamic) and (cmd.name not in READ_ONLY or READ_ONLY[cmd.name] is not None
-                             or cmd.name in _READS_OPERANDS):
+    bound = [i < len(cmd.bound) and cmd.bound[i] for i in range(len(cmd.argv))]
+    unknown = [d and not b for d, b in zip(cmd.dynamic, bound, strict=False)]
+    if any(unknown) and (cmd.name not in READ_ONLY or READ_ONLY[cmd.name] is not None
+                         or cmd.name in _READS_OPERANDS):
         # A run-time word could be a writing option (sort $X) or a file to read that the
         # policy cannot check (cat "$f"); echo $PATH is fine.
         return "an argument is only known when it runs"
+    if any(bound) and cmd.name not in FILE_OPERANDS:
+        return f"{cmd.name} is given a file name from a loop, which it may read as more " \
+            "than a file (code, a pattern, a name bash evaluates)"
+    if any(t == DYNAMIC_TARGET for _op, t in cmd.redirects):
+        return "it reads a file only known when it runs"
     if any(_RISKY_ASSIGNMENT.match(a) for a in cmd.assignments) and cmd.name != "git":
         return "an assignment changes how it runs"
     if any(w not in NEUTRAL_WRAPPERS for w in cmd.wrappers):
@@ -437,7 +456,8 @@ def paths(cmd: SimpleCommand) -> tuple[list[str], list[str], list[str]]:
     """(writes, deletes, reads) of one simple command, as far as they can be told."""
     writes = writes_by_redirect(cmd) + list(cmd.wrapper_writes)
     deletes: list[str] = []
-    reads: list[str] = [t for op, t in cmd.redirects if op in ("<", "0<") and t]
+    reads: list[str] = [t for op, t in cmd.redirects if op in ("<", "0<") and t
+                        and t != DYNAMIC_TARGET]
     name = cmd.name
     args = cmd.args
     operands = [a for a in args if not a.startswith("-")]
@@ -523,10 +543,13 @@ def directories(cmd: SimpleCommand) -> list[str]:
 
 
 def path_inside(path: str, workspace: Path | str) -> bool:
-    """True when ``path`` (relative to the workspace, ``~`` expanded) resolves inside it."""
+    """True when ``path`` (relative to the workspace, ``~`` expanded) resolves inside it; a
+    glob when it and every file it matches now do (``src/*/x`` through a symlinked dir)."""
     try:
         root = os.path.realpath(str(workspace))
-        real = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+        joined = os.path.join(root, os.path.expanduser(path))
+        found = [joined] + (glob.glob(joined)[:1000] if glob.has_magic(joined) else [])
+        reals = [os.path.realpath(p) for p in found]
     except (OSError, ValueError):
         return False
-    return real == root or real.startswith(root.rstrip("/") + "/")
+    return all(real == root or real.startswith(root.rstrip("/") + "/") for real in reals)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,11 @@ class SimpleCommand:
     unresolved: str = ""
     stdin: str = ""  # "heredoc", "herestring", "file" or "" (a pipe shows in ``pipes``)
     wrapper_writes: tuple[str, ...] = ()  # files a wrapper itself writes (``time -o f``)
+    #: per ``argv`` word: a loop variable (``"$f"`` of ``for f in src/*.py``) standing for
+    #: one file name matching the word shown, which cannot start with "-"; still dynamic.
+    bound: tuple[bool, ...] = ()
 
-    @property
+    @cached_property
     def name(self) -> str:
         """The program's base name (``/usr/bin/rm`` → ``rm``), or ``""``."""
         return os.path.basename(self.argv[0]) if self.argv else ""

@@ -59,6 +59,9 @@ def build_workspace(ws: Path) -> None:
     (ws / "victimdir").mkdir()
     (ws / "victimdir" / "f").write_text("keep\n")
     (ws / "cmds.sh").write_text("rm victim.txt\n")
+    (ws / "names").mkdir()  # file names that are code where bash evaluates them
+    for name in ("a[$(touch marker)]", "b;touch marker", "$(touch marker)"):
+        (ws / "names" / name).write_text("x\n")
     for name in ("evil.sh", "ls"):
         (ws / name).write_text("#!/bin/sh\ntouch marker\n")
         os.chmod(ws / name, 0o755)
