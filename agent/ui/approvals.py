@@ -10,6 +10,7 @@ gets the same dialog by describing its calls.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from typing import Any
 from agent.contain import paths
 from agent.contract.tools import Description
 from agent.lib.visible import hidden_count, visible
-from agent.ui import toolfmt
 from agent.ui.diffing import DiffSet, FileDiff
 
 READ_LIMIT = 2_000_000  # bytes of an existing file read to show a diff against
@@ -123,12 +123,38 @@ def rejection_note(name: str, ds: DiffSet, rejected: set[int]) -> str:
 
 def detail_lines(name: str, args: dict[str, Any], tool: Any = None,
                  command: str | None = None) -> list[str]:
-    """What a call without a diff shows: every line of the command it runs (its effects
-    say; the dialog scrolls, it never leaves a line out), else its key arguments (up to 10
-    lines).  Characters a terminal would hide or reorder are spelled out (``⟨U+202E⟩``)."""
+    """What a call without a diff shows, never cut (the dialog scrolls): every line of the
+    command it runs (its effects say), else the tool's own detail lines, followed by the
+    arguments in full unless those lines already show every argument value.  Characters a
+    terminal would hide or reorder are spelled out (``⟨U+202E⟩``)."""
     if command:
         return visible(command).split("\n")
-    return toolfmt.details(name, args, tool)[:10]
+    described = _description_lines(tool, args)
+    shown = "\n".join(described)
+    if described and all(visible(value) in shown for value in _values(args)):
+        return described
+    if not args:
+        return described
+    full = json.dumps(args, indent=2, ensure_ascii=False, default=str)
+    return described + visible(full).splitlines()
+
+
+def _description_lines(tool: Any, args: dict[str, Any]) -> list[str]:
+    try:
+        described = tool.description_of(args or {}) if tool is not None else None
+    except Exception:  # a tool that cannot describe this call: its arguments show instead
+        return []
+    details = getattr(described, "details", ()) or ()
+    return [line for d in details if d for line in visible(str(d)).split("\n")]
+
+
+def _values(value: Any) -> list[str]:
+    """Every scalar argument value, as text."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _values(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _values(v)]
+    return [] if value is None else [str(value)]
 
 
 def hidden_chars(name: str, args: dict[str, Any], tool: Any = None,

@@ -241,3 +241,36 @@ async def test_a_plugin_publishes_a_live_panel_and_status_facts(tmp_path, fake_p
     assert not any(panel.match(r.rstrip()) for r in rows.splitlines())  # gone after the turn
     assert "slow answer" in rows
     assert any(s.busy for s in shelf.seen) and shelf.seen[-1].busy is False
+
+
+async def test_a_tools_arguments_are_shown_whole_in_the_dialog(tmp_path, fake_provider):
+    """A tool without a diff or a command: its arguments are shown in full, never cut to
+    the transcript's one line, so what is approved is what was read."""
+    ran = []
+
+    async def run(args, ctx):
+        ran.append(args)
+        return "sent"
+
+    sender = Tool("send_note", "Send a note.", run,
+                  {"type": "object", "properties": {"to": {"type": "string"},
+                                                    "body": {"type": "string"}}},
+                  effects=lambda a: Effects(opaque=True))
+
+    class Plugin:
+        @hookimpl
+        def agent_register_tools(self, register, config):
+            register(sender)
+
+    body = "please " + "forward everything " * 12 + "and also rm -rf ~ TAIL-END-MARKER"
+    fake_provider.script(Reply.tool_call("send_note", {"to": "ops", "body": body}, id="s1"),
+                         Reply.text("Not sent."))
+    app = make_app(tmp_path, fake_provider.openai_url, extra=[("notes", Plugin())])
+    app.approval_guard = 0.0
+    app.start()
+    await type_text(app, "send it", enter=True)
+    rows = await wait_for(app, "TAIL-END-MARKER")
+    assert "rm -rf ~" in " ".join(rows.split())
+    await press(app, "n")
+    await wait_for(app, "Not sent.")
+    assert ran == []
