@@ -243,8 +243,10 @@ def _plugin_subcommand(argv: list[str]) -> int | None:
 
 
 def run_main(argv: list[str]) -> int:
+    from agent.boot.foreign_flags import normalise
     from agent.boot.runtime import StartupError, finish_config, load_plugins
 
+    argv, foreign_rules = normalise(argv)  # Claude Code's spellings, as people type them
     early, _ = _early_parser().parse_known_args(argv)
     try:
         paths, file_data, host, hooks, options = load_plugins(
@@ -277,7 +279,7 @@ def run_main(argv: list[str]) -> int:
     try:
         boot = finish_config(paths, file_data, host, hooks, options, flags, headless=headless,
                              permission_flags=permission_flags,
-                             no_plugins=bool(args.no_plugins))
+                             no_plugins=bool(args.no_plugins), foreign_rules=foreign_rules)
     except StartupError as exc:
         return _fail(str(exc), exc.code)
     setup_logging(boot.config.state_dir)

@@ -245,6 +245,10 @@ class Config:
     permission_flags: FlagRules | None = None
     #: ``--no-plugins``: only agent's own builtins (registry manifests stay out too)
     no_plugins: bool = False
+    #: ``--allowedTools``/``--disallowedTools`` rules in Claude Code's syntax, by decision
+    #: (``allow``/``deny``), as typed: a plugin that reads that syntax translates them into
+    #: :attr:`permission_flags` and empties this; left over, the run does not start
+    foreign_tool_rules: dict[str, list[str]] = field(default_factory=dict)
     #: the saved session ``-c``/``-r`` resolved to, for the front end to resume
     resume_session_id: str | None = None
     #: ``--session-id`` of a session not saved yet: the new session takes this id

@@ -104,7 +104,8 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
                   hooks: Hooks, options: OptionRegistry, flag_values: Mapping[str, Any], *,
                   env: Mapping[str, str] | None = None, workspace: Path | None = None,
                   headless: bool = False, permission_flags: Any = None,
-                  no_plugins: bool = False) -> Boot:
+                  no_plugins: bool = False,
+                  foreign_rules: Mapping[str, list[str]] | None = None) -> Boot:
     """Validate every config layer, read the project config, run ``agent_configure``.
     ``permission_flags`` are the run's ``--allow``/``--deny`` rules, ``no_plugins`` is
     ``--no-plugins``."""
@@ -118,6 +119,7 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
     config.plugins = host
     config.permission_flags = permission_flags
     config.no_plugins = no_plugins
+    config.foreign_tool_rules = {k: list(v) for k, v in (foreign_rules or {}).items() if v}
     # A project may tighten permissions, never loosen them (see agent.loop.permissions).
     config.project_permission = project.get("permission", {})
     config.project_config = project
@@ -125,6 +127,10 @@ def finish_config(paths: cfg.Paths, file_data: dict[str, Any], host: plugins.Plu
         hooks.configure(config)
     except cfg.ConfigError as exc:
         raise StartupError(str(exc)) from None
+    if config.foreign_tool_rules:  # typed, and no plugin read them: never ignore a deny
+        raise StartupError("--allowedTools/--disallowedTools take Claude Code's rule syntax, "
+                           "which the compat plugin reads, and it is not enabled; enable it "
+                           "or write the rules as --allow/--deny TOOL:PATTERN")
     from agent.boot import config_keys
 
     # After configure: the notices of a run name every key no loaded plugin declared.

@@ -110,8 +110,33 @@ def _merge_asks(project: dict[str, Any], asks: list[tuple[str, str]]) -> dict[st
     return out
 
 
+def _take_typed_rules(config: Any) -> None:
+    """``--allowedTools``/``--disallowedTools`` typed in Claude Code's syntax, as this run's
+    --allow/--deny rules; a rule that cannot be said in ours stops the run (exit 2), never
+    widened or dropped."""
+    typed = getattr(config, "foreign_tool_rules", None) or {}
+    if not typed:
+        return
+    from agent.boot.config import ConfigError
+
+    from .rules import translate_rule
+
+    found: dict[str, list[tuple[str, str]]] = {"allow": [], "deny": []}
+    for which, rules in typed.items():
+        flag = "--allowedTools" if which == "allow" else "--disallowedTools"
+        for rule in rules:
+            try:
+                found[which] += translate_rule(rule, wide=which == "deny")
+            except ValueError as exc:
+                raise ConfigError(f"{flag} {rule!r}: {exc}") from None
+    base = config.permission_flags or FlagRules()
+    config.permission_flags = base.with_imported(found["allow"], found["deny"])
+    config.foreign_tool_rules = {}
+
+
 @hookimpl(tryfirst=True)
 def agent_configure(config):
+    _take_typed_rules(config)
     own, problems = own_hooks(config.get("hooks"))
     if not config.get("compat"):
         config.extra[STATE_KEY] = CompatState(Setup(ignored=problems), False, own)
