@@ -71,6 +71,24 @@ def judged_read_only(command: str, ws: Path) -> bool:
     return verdict.decision == "allow" and verdict.source == "default"
 
 
+def bare_bwrap(bwrap: str, runs: int) -> list[float]:
+    """A bwrap with namespaces and a read-only root, no walls of ours: the floor."""
+    argv = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid",
+            "--unshare-ipc", "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/",
+            "--dev", "/dev", "--proc", "/proc", "--", "true"]
+    return [_timed(argv) for _ in range(runs)]
+
+
+def bare_true(runs: int) -> list[float]:
+    return [_timed(["true"]) for _ in range(runs)]
+
+
+def _timed(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=False)
+    return time.perf_counter() - start
+
+
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="agent-bench-ro-") as tmp:
         base = Path(tmp)
@@ -110,12 +128,16 @@ async def main(runs: int) -> None:
                 times[name].append(time.perf_counter() - start)
         ro = statistics.median(times["on"]) * 1000
         plain_ms = statistics.median(times["off"]) * 1000
+        bare = statistics.median(bare_bwrap(sandbox_for(on).status.program, runs)) * 1000
+        true = statistics.median(bare_true(runs)) * 1000
         print()
         print(f"allowed without a prompt: {allowed} of {len(EVERYDAY)} (target >= 45); "
               f"same output as unsandboxed: {same} of {allowed}")
         print(f"bash `true`, median of {runs}: read-only sandbox {ro:.1f} ms, unsandboxed "
               f"{plain_ms:.1f} ms, added {ro - plain_ms:.1f} ms (goal <= 15 ms), "
               f"ratio {ro / plain_ms:.2f}")
+        print(f"the machine, same run: a bare `bwrap ... true` {bare:.1f} ms against `true` "
+              f"{true:.1f} ms (bubblewrap's own share of the added cost)")
 
 
 if __name__ == "__main__":
