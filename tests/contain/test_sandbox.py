@@ -388,3 +388,21 @@ async def test_a_program_from_a_venv_under_the_host_tmp_loads_its_packages(tmp_p
     out = (await proc.stdout.read()).decode()
     assert await proc.wait() != 0 and "Read-only file system" in out, out
     assert (site / "venvmark.py").read_text() == "X = 'from-the-venv'\n"
+
+
+def test_persistence_walls_in_the_command_line_and_the_seatbelt_profile():
+    walls = (("/w/.git", "rw"), ("/w/.git/hooks", "ro"), ("/w/.envrc", "ro"))
+    policy = Policy(mode="workspace-write", workspace="/w", tmpdir="/t", walls=walls,
+                    seccomp_fd=9)
+    argv = bwrap_args(policy, "bwrap", ["true"])
+    assert argv[argv.index("--seccomp") + 1] == "9"
+    start = argv.index("/w/.git") - 1
+    assert argv[start - 3:start] == ["--bind", "/w", "/w"]  # right after the workspace
+    assert argv[start:start + 9] == ["--bind", "/w/.git", "/w/.git", "--ro-bind", "/w/.git/hooks",
+                                     "/w/.git/hooks", "--ro-bind", "/w/.envrc", "/w/.envrc"]
+    read_only = bwrap_args(Policy(mode="read-only", workspace="/w", walls=walls), "bwrap",
+                           ["true"])
+    assert "/w/.envrc" not in read_only  # nothing there is writable anyway
+    profile = seatbelt_profile(policy)
+    assert '(deny file-write* (literal "/w/.git") (subpath "/w/.git/hooks") ' \
+           '(subpath "/w/.envrc"))' in profile
