@@ -112,6 +112,8 @@ class SessionRecorder:
         #: the unsaved count the last ``save-failed`` event said, and the session it was of
         self._reported_count = 0
         self._session: Any = None
+        #: the last failure was a write lock another process held past the busy timeout
+        self._locked = False
         #: sessions other processes forked off this one while this run continued it
         self.forks_off: list[str] = []
         #: this recorder as the writer of its session: the lease it holds (agent.state.lease)
@@ -182,6 +184,11 @@ class SessionRecorder:
                 self._events.append(SessionForkedEvent(sid, fork, moved=False))
 
     def _report(self, session: Any) -> None:
+        if self._locked:
+            # Another process holds the database's write lock past the busy timeout: the
+            # next write (or the flush before done) usually catches up, so this is said
+            # only if messages are still missing then (:meth:`_report_final`).
+            return
         if self._reported_turn == self.turn:
             return  # once per turn: the banner stays up, the stream is not flooded
         self._reported_turn = self.turn
@@ -196,7 +203,9 @@ class SessionRecorder:
         session = self._session
         if session is None or self.error is None:
             return
-        left = self.unsaved(session)
+        left = self.flush(session)  # a lock that has gone since: caught up, nothing to say
+        if not left:
+            return
         if left and left != self._reported_count:
             self._reported_count = left
             self._events.append(SaveFailedEvent(self.error, left, session.id))
@@ -388,13 +397,18 @@ class SessionRecorder:
         if self.read_only:
             return None
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except (sqlite3.Error, StoreError, OSError, ValueError, TypeError) as exc:
             log.warning("could not save the session: %s", exc, exc_info=exc)
+            text = str(exc).lower()
+            self._locked = isinstance(exc, sqlite3.OperationalError) and (
+                "locked" in text or "busy" in text)
             self.error = f"{type(exc).__name__}: {exc}"
             if is_damage(exc):
                 self.error += f" ({REPAIR_HINT})"
             return None
+        self._locked = False
+        return result
 
 
 class UsageRecorder:

@@ -197,8 +197,15 @@ def load_into(session: Any, record: SessionRecord) -> int:
     store: Store = recorder.store
     fork_id = new_session_id()
     # A read-only store writes nothing: no lease to take.
-    cont = store.continue_session(record.id, None if store.read_only else recorder.owner,
-                                  fork=fork_id)
+    try:
+        cont = store.continue_session(record.id, None if store.read_only else recorder.owner,
+                                      fork=fork_id)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+            raise
+        # Another process holds the write lock past the busy timeout: read without the
+        # lease; the first append takes it (or finds it held, and this run forks then).
+        cont = store.continue_session(record.id, None)
     messages, broken = _messages(cont.messages)
     damaged = len(cont.damaged) + broken
     if cont.holder is not None:
