@@ -58,27 +58,29 @@ class Locker:
             self.conn = None
 
 
-def start(fake_provider, home, ws, locker):
+def start(fake_provider, tmp_path):
+    """The run under test (``agent -p hello --json``), its database and the locker."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    db = home / "state" / "agent.db"
+    locker = Locker(db)
+    fake_provider.script(Reply.text("warmed"))
     env = agent_env(home, OPENAI_API_KEY="x", AGENT_OPENAI_API="chat")
     # The database exists before the run (as it does for anyone who used agent before).
     first = subprocess.run(command(fake_provider.openai_url, "-p", "warm up"), cwd=ws,
                            env=env, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     fake_provider.responder = locker.responder
-    return subprocess.Popen(command(fake_provider.openai_url, "-p", "hello", "--json"),
+    proc = subprocess.Popen(command(fake_provider.openai_url, "-p", "hello", "--json"),
                             cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+    return proc, db, locker
 
 
 def test_a_lock_that_goes_before_the_turn_ends_reports_nothing_and_loses_nothing(
         tmp_path, fake_provider):
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    db = home / "state" / "agent.db"
-    locker = Locker(db)
-    fake_provider.script(Reply.text("warmed"))
-    proc = start(fake_provider, home, ws, locker)
-    log = home / "state" / "agent.log"
+    proc, db, locker = start(fake_provider, tmp_path)
+    log = db.parent / "agent.log"
     try:
         assert locker.taken.wait(120)
         # The answer's write waited out the busy timeout and failed (the log says so) ...
@@ -100,12 +102,7 @@ def test_a_lock_that_goes_before_the_turn_ends_reports_nothing_and_loses_nothing
 
 def test_a_lock_held_past_the_end_is_reported_once_with_the_true_count_and_exits_5(
         tmp_path, fake_provider):
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    db = home / "state" / "agent.db"
-    locker = Locker(db)
-    fake_provider.script(Reply.text("warmed"))
-    proc = start(fake_provider, home, ws, locker)
+    proc, db, locker = start(fake_provider, tmp_path)
     try:
         assert locker.taken.wait(120)
         out, err = proc.communicate(timeout=180)
