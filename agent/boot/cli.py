@@ -422,10 +422,13 @@ def setup_logging(state_dir: Any) -> None:
     except OSError:
         return
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("agent")
-    root.addHandler(handler)
+    # On the root logger, so the libraries' records land in the file too: a logger with no
+    # handler of its own would otherwise reach logging's last resort, which prints it (a
+    # traceback included: the MCP SDK's "OAuth flow error") on the user's stderr.
+    logging.getLogger().addHandler(handler)
     _logging_added.append(handler)
-    root.setLevel(logging.DEBUG if os.environ.get("AGENT_DEBUG") else logging.WARNING)
+    logging.getLogger("agent").setLevel(
+        logging.DEBUG if os.environ.get("AGENT_DEBUG") else logging.WARNING)
 
 
 def _forget_earlier_logging() -> None:
@@ -436,7 +439,7 @@ def _forget_earlier_logging() -> None:
     ``main`` returns still reaches its file.)"""
     import logging
 
-    root = logging.getLogger("agent")
+    root = logging.getLogger()
     while _logging_added:
         handler = _logging_added.pop()
         root.removeHandler(handler)

@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from clirun import run_agent_here
+from clirun import run_agent, run_agent_here
 from fakeprovider import Reply
 from mcp_oauth_server import ApprovingProvider, make_app
 
@@ -58,12 +58,15 @@ def browser(tmp_path, *, marker=None):
     return str(script)
 
 
-def headless_whoami(fake_provider, home, ws, **env):
+def headless_whoami(fake_provider, home, ws, *, process=False, **env):
+    """A headless run calling the server's whoami (``process``: as a new interpreter, where
+    whatever reaches stderr, a logged traceback included, is what a user sees)."""
     fake_provider.requests.clear()
     fake_provider.script(Reply.tool_call("mcp__secure__whoami", {}, id="w1"), Reply.text("ok"))
-    return run_agent_here(["-p", "who am i", "--yolo", "--json", "--provider", "openai",
-                           "--base-url", fake_provider.openai_url, "--model", "m"],
-                          home=home, cwd=ws, OPENAI_API_KEY="x", **env)
+    run = run_agent if process else run_agent_here
+    return run(["-p", "who am i", "--yolo", "--json", "--provider", "openai",
+                "--base-url", fake_provider.openai_url, "--model", "m"],
+               home=home, cwd=ws, OPENAI_API_KEY="x", **env)
 
 
 def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, fake_provider,
@@ -82,8 +85,11 @@ def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, f
     never = tmp_path / "browser-opened"
 
     # Headless with no token: no browser, and the failure says how to sign in.
-    proc = headless_whoami(fake_provider, home, ws, BROWSER=browser(tmp_path, marker=never))
+    proc = headless_whoami(fake_provider, home, ws, process=True,
+                           BROWSER=browser(tmp_path, marker=never))
     assert "run agent mcp login secure" in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr  # the hint alone, no Python trace
+    assert "OAuth flow error" in (home / "state" / "agent.log").read_text()  # kept, in the log
     assert not never.exists() and provider.authorized == 0
 
     user = tmp_path / "user"
