@@ -34,7 +34,7 @@ PROBE_TOOLS = [
 ]
 
 TOOLS = [
-    {"name": "echo", "description": "Echo the text back.",
+    {"name": "echo", "title": "Echo some text", "description": "Echo the text back.",
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
                      "required": ["text"]}},
     {"name": "fail", "description": "Report an error.",

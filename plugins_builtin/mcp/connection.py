@@ -504,6 +504,9 @@ async def _list_tools(session: Any) -> list[ToolDef]:
             if execution is not None and getattr(execution, "task_support", None):
                 definition["task_support"] = str(execution.task_support)
             annotations = getattr(tool, "annotations", None)
+            title = getattr(tool, "title", None) or getattr(annotations, "title", None)
+            if title:  # the server's name for people, for the approval dialog
+                definition["title"] = str(title)
             if annotations is not None:
                 hints = {key: value for key, value in (
                     ("read_only", annotations.read_only_hint),

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent import UNKNOWN_EFFECTS, Effects, Tool, ToolError, ToolResult
+from agent import UNKNOWN_EFFECTS, Description, Effects, Tool, ToolError, ToolResult
 from agent.contract.toolschema import check_all_dialects
 
 PREFIX = "mcp__"
@@ -84,8 +84,8 @@ class ToolFactory:
         description = str(definition.get("description") or "")
         raw_schema = definition.get("input_schema")
         key = (server, raw_name, description,
-               json.dumps([raw_schema, definition.get("hints"),
-                           definition.get("task_support")], sort_keys=True, default=str))
+               json.dumps([raw_schema, definition.get("hints"), definition.get("task_support"),
+                           definition.get("title")], sort_keys=True, default=str))
         if key in self._made:
             return self._made[key]
         schema, problem = check_all_dialects(input_schema(raw_schema))
@@ -102,7 +102,9 @@ class ToolFactory:
             read_only = (self.trust_read_only and hints.get("read_only") is True
                          and hints.get("destructive") is not True)
             made = self._build(server, raw_name, description, schema, read_only=read_only,
-                               kind=str(definition.get("agent_kind") or ""))
+                               kind=str(definition.get("agent_kind") or ""),
+                               title=str(definition.get("title") or ""),
+                               destructive=hints.get("destructive") is True)
             self.origin[made.name] = (server, raw_name)
             if hints.get("destructive") is True:
                 self.destructive.add(made.name)
@@ -110,7 +112,8 @@ class ToolFactory:
         return made
 
     def _build(self, server: str, raw_name: str, description: str,
-               schema: dict[str, Any], *, read_only: bool = False, kind: str = "") -> Tool:
+               schema: dict[str, Any], *, read_only: bool = False, kind: str = "",
+               title: str = "", destructive: bool = False) -> Tool:
         manager = self.manager
 
         async def run(args: dict[str, Any], ctx: Any) -> ToolResult:
@@ -135,7 +138,8 @@ class ToolFactory:
         tool = Tool(name=tool_name(server, raw_name),
                     description=description or f"{raw_name} (from the MCP server {server})",
                     run=run, parameters=schema, effects=effects, tool_set=None,
-                    read_only=read_only)
+                    read_only=read_only,
+                    describe=call_describer(server, title or raw_name, destructive))
         tool.plugin = PLUGIN
         return tool
 
@@ -149,6 +153,35 @@ class ToolFactory:
                 if tool is not None:
                     out.setdefault(tool.name, tool)
         return out
+
+
+def call_describer(server: str, title: str, destructive: bool
+                   ) -> Callable[[dict[str, Any]], Description]:
+    """How an MCP call reads in the approval dialog and the transcript: the tool's own title
+    (the server's name for people) and one ``name: value`` line per argument, instead of a
+    generic question over raw JSON."""
+
+    def describe(args: dict[str, Any]) -> Description:
+        lines = tuple(line for key, value in args.items() for line in _readable(key, value))
+        warning = " It may delete or overwrite data (the server says so)." if destructive else ""
+        return Description(details=lines,
+                           question=f"Run {title!r} on the MCP server {server}?{warning}")
+
+    return describe
+
+
+def _readable(name: str, value: Any) -> list[str]:
+    """``name: value`` lines for one argument, nested tables spelled as dotted names
+    (``options.loud: True``) and lists of plain values joined, so every value shows as text."""
+    if isinstance(value, dict) and value:
+        return [line for key, inner in value.items() for line in _readable(f"{name}.{key}", inner)]
+    if isinstance(value, list) and value:
+        if all(not isinstance(item, dict | list) for item in value):
+            return [f"{name}: " + ", ".join(str(item) for item in value)]
+        return [line for n, item in enumerate(value) for line in _readable(f"{name}[{n}]", item)]
+    if value is None or value in ({}, []):
+        return [f"{name}: {json.dumps(value)}"]
+    return [f"{name}: {value}"]
 
 
 def sync_registry(registry: dict[str, Tool], wanted: dict[str, Tool]) -> bool:

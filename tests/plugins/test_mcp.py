@@ -277,6 +277,21 @@ async def test_structured_content_that_mirrors_the_blocks_is_sent_once(stubbed):
     assert [i.data for i in other.images] == ["iVBORw0KGgo="]
 
 
+def test_an_mcp_calls_approval_names_its_title_and_reads_its_arguments(stubbed):
+    from agent.ui.approvals import detail_lines
+
+    tool = tool_of(stubbed.config, "stub", "echo")
+    args = {"text": "hello there", "options": {"loud": True, "times": 2}}
+    described = tool.description_of(args)
+    assert described.question == "Run 'Echo some text' on the MCP server stub?"
+    # What the dialog shows: one readable line per argument, no JSON dump under it.
+    assert detail_lines(tool.name, args, tool) == [
+        "text: hello there", "options.loud: True", "options.times: 2"]
+    plain = tool_of(stubbed.config, "stub", "env")  # no title: the tool's own name
+    assert plain.description_of({"name": "FOO"}).question == \
+        "Run 'env' on the MCP server stub?"
+
+
 async def test_results_errors_and_environment(stubbed):
     assert (await call(stubbed, "echo", {"text": "hi"})).output == "hi"
     structured = await call(stubbed, "structured", {})
