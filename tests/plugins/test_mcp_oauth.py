@@ -58,17 +58,27 @@ def browser(tmp_path, *, marker=None):
     return str(script)
 
 
-def headless_whoami(fake_provider, home, ws, *, process=False, **env):
-    """A headless run calling the server's whoami (``process``: as a new interpreter, where
-    whatever reaches stderr, a logged traceback included, is what a user sees)."""
+WHOAMI = ["-p", "who am i", "--yolo", "--json", "--provider", "openai", "--model", "m"]
+
+
+def headless_whoami(fake_provider, home, ws, **env):
+    """A headless run calling the server's whoami."""
     fake_provider.requests.clear()
     fake_provider.script(Reply.tool_call("mcp__secure__whoami", {}, id="w1"), Reply.text("ok"))
-    run = run_agent if process else run_agent_here
-    return run(["-p", "who am i", "--yolo", "--json", "--provider", "openai",
-                "--base-url", fake_provider.openai_url, "--model", "m"],
-               home=home, cwd=ws, OPENAI_API_KEY="x", **env)
+    return run_agent_here([*WHOAMI, "--base-url", fake_provider.openai_url], home=home, cwd=ws,
+                          OPENAI_API_KEY="x", **env)
 
 
+def headless_whoami_process(fake_provider, home, ws, **env):
+    """:func:`headless_whoami` as a new interpreter, where whatever reaches stderr (a logged
+    traceback included) is what a user sees."""
+    fake_provider.requests.clear()
+    fake_provider.script(Reply.tool_call("mcp__secure__whoami", {}, id="w1"), Reply.text("ok"))
+    return run_agent([*WHOAMI, "--base-url", fake_provider.openai_url], home=home, cwd=ws,
+                     OPENAI_API_KEY="x", **env)
+
+
+@pytest.mark.e2e  # the headless run without a token is a process of its own
 def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, fake_provider,
                                                             monkeypatch):
     import webbrowser
@@ -85,8 +95,8 @@ def test_login_then_token_reuse_and_headless_without_a_token(secure, tmp_path, f
     never = tmp_path / "browser-opened"
 
     # Headless with no token: no browser, and the failure says how to sign in.
-    proc = headless_whoami(fake_provider, home, ws, process=True,
-                           BROWSER=browser(tmp_path, marker=never))
+    proc = headless_whoami_process(fake_provider, home, ws,
+                                   BROWSER=browser(tmp_path, marker=never))
     assert "run agent mcp login secure" in proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr  # the hint alone, no Python trace
     assert "OAuth flow error" in (home / "state" / "agent.log").read_text()  # kept, in the log
