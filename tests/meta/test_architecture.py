@@ -40,6 +40,7 @@ ALLOWED: dict[tuple[str, str], str] = {
                            "exit code 4): a core contract any spending plugin raises",
     ("agent/*", "markdown"): "a block kind (Block('markdown', ...)); the renderer is a plugin",
     ("agent/*", "diff"): "a block kind (the diff view), and git's diff subcommand",
+    ("agent/shell/wrappers.py", "acp"): "taskset's short options (-a -c -p), not the plugin",
     ("agent/loop/gate.py", "guard"): "the gate's guard stage (which stage decided a call)",
     ("agent/loop/allow_hint.py", "guard"): "the gate's guard stage (who refused a call)",
     ("agent/loop/guards.py", "guard:"): "the guard stage's label in a verdict's source",
