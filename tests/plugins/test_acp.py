@@ -73,6 +73,15 @@ async def _session(client: EditorClient, home: Path, ws: Path, fake_provider: An
         return await body(conn, session.session_id, proc)
 
 
+async def _prompt(client: EditorClient, home: Path, ws: Path, fake_provider: Any,
+                  text: str) -> Any:
+    """A new session and one prompt of ``text``: the prompt's answer."""
+    async def body(conn, sid, proc):
+        return await conn.prompt(session_id=sid, prompt=[text_block(text)])
+
+    return await _session(client, home, ws, fake_provider, body)
+
+
 async def test_prompt_streams_text_reads_and_edits_with_permission(dirs, fake_provider):
     home, ws = dirs
     (ws / "a.txt").write_text("hello world\n")
@@ -83,11 +92,7 @@ async def test_prompt_streams_text_reads_and_edits_with_permission(dirs, fake_pr
                                          "newString": "goodbye"}, "call_e")]),
         Reply.text("Edited."))
     client = EditorClient("allow-once")
-
-    async def body(conn, sid, proc):
-        return await conn.prompt(session_id=sid, prompt=[text_block("change a.txt")])
-
-    answer = await _session(client, home, ws, fake_provider, body)
+    answer = await _prompt(client, home, ws, fake_provider, "change a.txt")
     assert answer.stop_reason == "end_turn"
     assert client.text() == "Reading.Edited."
     assert client.text("agent_thought_chunk") == "Look first"
@@ -122,11 +127,7 @@ async def test_a_rejected_or_garbled_answer_leaves_the_file_byte_identical(
                                          "newString": "lose"}, "call_e")]),
         Reply.text("Understood."))
     client = EditorClient(answer)
-
-    async def body(conn, sid, proc):
-        return await conn.prompt(session_id=sid, prompt=[text_block("edit")])
-
-    result = await _session(client, home, ws, fake_provider, body)
+    result = await _prompt(client, home, ws, fake_provider, "edit")
     assert result.stop_reason == "end_turn"
     assert len(client.asked) == 1
     assert (ws / "a.txt").read_bytes() == original
@@ -141,11 +142,7 @@ async def test_bash_output_streams_as_tool_call_content(dirs, fake_provider):
                            "call_b")]),
         Reply.text("Ran it."))
     client = EditorClient("allow-once")
-
-    async def body(conn, sid, proc):
-        return await conn.prompt(session_id=sid, prompt=[text_block("run")])
-
-    result = await _session(client, home, ws, fake_provider, body)
+    result = await _prompt(client, home, ws, fake_provider, "run")
     assert result.stop_reason == "end_turn"
     start, = [u for u in client.of("tool_call") if u.tool_call_id == "call_b"]
     assert start.kind == "execute" and "echo first-line" in start.title
