@@ -251,6 +251,13 @@ class TurnView:
         if entry is None:  # a result without a call line (should not happen): show one
             entry = self.app.transcript.add(Block("tool", name, {"name": name, "details": []}))
         entry.block.data.update(status=status, summary=summary)
+        active = self.app.live.tools.get(call_id)
+        if status == "error" and active is not None and active.output.strip():
+            # What a command printed before it failed or was interrupted stays on screen
+            # under its line (the live view of it goes with the call).
+            lines = active.output.rstrip("\n").split("\n")
+            entry.block.data["output_tail"] = lines[-OUTPUT_TAIL_LINES:]
+            entry.block.data["output_cut"] = max(0, len(lines) - OUTPUT_TAIL_LINES)
         self.app.transcript.update(entry)
         self.app.live.tools.pop(call_id, None)
         self.commands.pop(call_id, None)
@@ -288,6 +295,9 @@ class TurnView:
         return [self.commands.get(i) or self.app.live.tools.get(i, ActiveTool(i, "?")).name
                 for i in ids]
 
+
+#: lines of a failed or interrupted command's output kept under its line in the transcript
+OUTPUT_TAIL_LINES = 20
 
 #: the live panel holding the "not saved" banner; it stays up until the store catches up
 UNSAVED_PANEL = "~unsaved"

@@ -138,7 +138,8 @@ def _sleeping(token: str) -> list[int]:
 def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_provider):
     start, ws = term_factory
     token = f"30.{os.getpid() % 100000}2"  # found by its argument: $$ is the namespace's pid
-    command = f"echo started > pid.txt; sleep {token}; echo done > after.txt"
+    command = (f"echo started > pid.txt; echo printed before ctrl-c; sleep {token}; "
+               "echo done > after.txt")
     fake_provider.script(Reply.tool_call("bash", {"command": command}, id="b1"),
                          Reply.text("it was interrupted"))
     term = start(config=NO_GUARD)
@@ -154,6 +155,7 @@ def test_ctrl_c_kills_the_running_command_and_keeps_the_turn(term_factory, fake_
     term.send("\x03")
     screen = term.wait_for("it was interrupted")
     assert "interrupted: echo started > pid.txt" in screen
+    assert "| printed before ctrl-c" in screen  # what it printed stays on screen
     assert not _sleeping(token)
     assert not (ws / "after.txt").exists()
     term.wait_for(IDLE)

@@ -18,6 +18,7 @@ from typing import Any
 import urwid
 
 from agent.contract.blocks import Block
+from agent.lib.visible import visible
 
 log = logging.getLogger("agent.ui")
 
@@ -86,6 +87,11 @@ def tool_markup(data: dict[str, Any]) -> list[Any]:
             markup.append(("tool-error", "\n  x denied: " + summary))
         else:
             markup.append(("tool-result", "\n  -> " + summary))
+    tail = data.get("output_tail") or []
+    if data.get("output_cut"):
+        markup.append(("tool-detail", f"\n  | ... {data['output_cut']} earlier lines"))
+    for line in tail:
+        markup.append(("tool-detail", "\n  | " + visible(line)))
     return markup
 
 
