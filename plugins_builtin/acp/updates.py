@@ -141,14 +141,19 @@ class Translator:
             return [acp.update_tool_call(event.id, status="in_progress", content=[_text(text)])]
         if isinstance(event, ev.ToolResultEvent):
             self._output.pop(event.id, None)
-            return [acp.update_tool_call(event.id, status="completed",
-                                         content=[_text(event.output)] if event.output else None,
-                                         raw_output=event.output)]
+            out = [acp.update_tool_call(event.id, status="completed",
+                                        content=[_text(event.output)] if event.output else None,
+                                        raw_output=event.output)]
+            name, args = self.calls.pop(event.id, (event.name, {}))
+            plan = plan_update(args) if name == "todo_write" else None
+            return out + ([plan] if plan is not None else [])  # the list the tool accepted
         if isinstance(event, ev.ToolErrorEvent):
             self._output.pop(event.id, None)
+            self.calls.pop(event.id, None)
             return [acp.update_tool_call(event.id, status="failed",
                                          content=[_text(event.error)])]
         if isinstance(event, ev.ToolDeniedEvent):
+            self.calls.pop(event.id, None)
             return [acp.update_tool_call(event.id, status="failed",
                                          content=[_text(f"denied ({event.by}): {event.reason}")])]
         if isinstance(event, (ev.NoticeEvent, ev.ErrorEvent)):
@@ -159,13 +164,7 @@ class Translator:
     def _call(self, event: ev.ToolCallEvent) -> list[Any]:
         args = event.input if isinstance(event.input, dict) else {}
         self.calls[event.id] = (event.name, args)
-        start = self.start(event.id, event.name, args)
-        out = [start]
-        if event.name == "todo_write":
-            plan = plan_update(args)
-            if plan is not None:
-                out.append(plan)
-        return out
+        return [self.start(event.id, event.name, args)]
 
     def start(self, call_id: str, name: str, args: dict[str, Any]) -> Any:
         """The ``tool_call`` that announces a call, pending until it runs."""

@@ -242,3 +242,35 @@ def test_a_session_outside_the_workspace_is_refused_with_a_clear_error(dirs, fak
     reply = json.loads(proc.stdout)
     assert reply["error"]["code"] == -32602
     assert "workspace" in reply["error"]["data"]["message"]
+
+
+async def test_the_task_list_becomes_plan_entries(dirs, fake_provider):
+    home, ws = dirs
+    todos = [{"content": "read the code", "status": "done"},
+             {"content": "fix the bug", "status": "in_progress"},
+             {"content": "add a test", "status": "pending"}]
+    fake_provider.script(Reply(tool_calls=[("todo_write", {"todos": todos}, "call_t")]),
+                         Reply.text("Planned."))
+    client = EditorClient("allow-once")
+    result = await _prompt(client, home, ws, fake_provider, "plan it")
+    assert result.stop_reason == "end_turn"
+    plan, = client.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("read the code", "completed"), ("fix the bug", "in_progress"),
+        ("add a test", "pending")]
+
+
+async def test_a_guard_refusal_is_a_failed_call_and_nothing_runs(dirs, fake_provider):
+    home, ws = dirs
+    fake_provider.script(
+        Reply(tool_calls=[("write_file", {"path": "package-lock.json", "content": "{}"},
+                           "call_w")]),
+        Reply.text("Refused."))
+    client = EditorClient("allow-once")
+    result = await _prompt(client, home, ws, fake_provider, "write the lockfile")
+    assert result.stop_reason == "end_turn"
+    assert client.asked == []  # a guard's deny is never put to the editor
+    assert not (ws / "package-lock.json").exists()
+    final = [u for u in client.of("tool_call_update") if u.tool_call_id == "call_w"]
+    assert final[-1].status == "failed"
+    assert "denied" in final[-1].content[0].content.text
