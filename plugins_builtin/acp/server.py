@@ -186,6 +186,8 @@ async def _serve(boot: Any, protocol_fd: int) -> None:
 class AcpSession:
     """One ACP session: the agent session, its update pump and its running turn."""
 
+    #: the id the client knows it by
+    id: str
     session: Any
     translator: Translator
     queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
@@ -215,7 +217,7 @@ class AcpAgent:
         return schema.InitializeResponse(
             protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(
                     image=False, audio=False, embedded_context=True),
                 mcp_capabilities=schema.McpCapabilities(http=False, sse=False)),
@@ -228,6 +230,24 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None,
                           **kwargs: Any) -> schema.NewSessionResponse:
+        acp_session = self._start(cwd, mcp_servers, None)
+        return schema.NewSessionResponse(session_id=acp_session.id, modes=self._modes())
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                           **kwargs: Any) -> schema.LoadSessionResponse:
+        """A saved session, its conversation replayed as ``session/update`` before the
+        answer."""
+        from plugins_builtin.acp.updates import replay
+
+        acp_session = self._start(cwd, mcp_servers, session_id)
+        for update in replay(acp_session.session.messages,
+                             acp_session.translator.workspace):
+            acp_session.queue.put_nowait(update)
+        await acp_session.queue.join()
+        return schema.LoadSessionResponse(modes=self._modes())
+
+    def _start(self, cwd: str, mcp_servers: Any, session_id: str | None) -> AcpSession:
+        """A session in the workspace (new, or the saved ``session_id``) served here."""
         workspace = Path(self.boot.config.workspace).resolve()
         try:
             asked = Path(cwd).resolve()
@@ -237,21 +257,24 @@ class AcpAgent:
             raise acp.RequestError.invalid_params({"message": (
                 f"cwd {cwd!r} is not this agent's workspace ({workspace}); start `agent acp` "
                 "in the project's folder (one workspace per process)")})
+        if session_id is not None and session_id in self.sessions:
+            raise acp.RequestError.invalid_params(
+                {"message": f"session {session_id!r} is already open on this connection"})
         if mcp_servers:
             log.warning("acp: client-provided MCP servers are not connected yet (%d given)",
                         len(mcp_servers))
-        session, holder = self._open_session()
-        acp_session = AcpSession(session, Translator(workspace))
+        session, holder = self._open_session(session_id)
+        acp_session = AcpSession(session_id or session.id, session, Translator(workspace))
         holder["session"] = acp_session
-        acp_session.pump = asyncio.create_task(self._pump(session.id, acp_session.queue))
-        self.sessions[session.id] = acp_session
-        return schema.NewSessionResponse(session_id=session.id, modes=self._modes())
+        acp_session.pump = asyncio.create_task(self._pump(acp_session.id, acp_session.queue))
+        self.sessions[acp_session.id] = acp_session
+        return acp_session
 
-    def _open_session(self) -> tuple[Any, dict[str, AcpSession]]:
-        """A new agent session whose gate asks through this connection; the holder gets
-        its :class:`AcpSession` once that exists."""
+    def _open_session(self, session_id: str | None) -> tuple[Any, dict[str, AcpSession]]:
+        """An agent session (new, or the saved ``session_id``) whose gate asks through this
+        connection; the holder gets its :class:`AcpSession` once that exists."""
         from agent.boot.runtime import StartupError, provider_settings
-        from agent.loop.session import Runtime
+        from agent.loop.session import Runtime, SessionLookupError
 
         config, hooks = self.boot.config, self.boot.hooks
         specs = hooks.providers(config)
@@ -272,7 +295,10 @@ class AcpAgent:
                           provider=provider, approver=approver, model=settings.model,
                           provider_name=settings.provider,
                           provider_spec=specs.get(settings.provider))
-        return hooks.open_session(runtime, None), holder
+        try:
+            return hooks.open_session(runtime, session_id), holder
+        except SessionLookupError as exc:
+            raise acp.RequestError.invalid_params({"message": str(exc)}) from None
 
     def _modes(self) -> schema.SessionModeState:
         current = str(self.boot.config.get("permission_mode") or "default")
@@ -384,7 +410,7 @@ class AcpAgent:
                    for oid, name, kind, _ in OPTIONS]
         try:
             response = await self.conn.request_permission(
-                session_id=acp_session.session.id, tool_call=tool_call, options=options)
+                session_id=acp_session.id, tool_call=tool_call, options=options)
             outcome = response.outcome
             option_id = getattr(outcome, "option_id", None) \
                 if getattr(outcome, "outcome", None) == "selected" else None

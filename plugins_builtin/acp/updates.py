@@ -123,8 +123,10 @@ class Translator:
     """Turns one session's events into ACP updates (a list per event, maybe empty); keeps
     the output each running tool call has streamed so far."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, diffs: bool = True) -> None:
         self.workspace = workspace
+        #: edits carry a diff against the file on disk (not when replaying old calls)
+        self.diffs = diffs
         self._output: dict[str, str] = {}
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
 
@@ -170,5 +172,35 @@ class Translator:
         """The ``tool_call`` that announces a call, pending until it runs."""
         return acp.start_tool_call(
             call_id, tool_title(name, args), kind=tool_kind(name), status="pending",
-            content=diff_content(self.workspace, name, args) or None,
+            content=(diff_content(self.workspace, name, args) if self.diffs else []) or None,
             locations=locations(self.workspace, args) or None, raw_input=args)
+
+
+def replay(messages: list[Any], workspace: Path) -> list[Any]:
+    """A saved conversation as the updates that would have shown it: the user's text, the
+    answer and reasoning, each tool call with its result (no diffs: the files have moved
+    on since)."""
+    from agent.contract.messages import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+
+    translator = Translator(workspace, diffs=False)
+    out: list[Any] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart) and part.text:
+                if message.role == "user":
+                    out.append(acp.update_user_message_text(part.text))
+                elif message.role == "assistant":
+                    out.append(acp.update_agent_message_text(part.text))
+            elif isinstance(part, ReasoningPart) and part.text:
+                out.append(acp.update_agent_thought_text(part.text))
+            elif isinstance(part, ToolCallPart):
+                out.extend(translator.updates(ev.ToolCallEvent(part.id, part.name,
+                                                               dict(part.arguments))))
+            elif isinstance(part, ToolResultPart):
+                if part.is_error:
+                    out.extend(translator.updates(ev.ToolErrorEvent(part.call_id, part.name,
+                                                                    part.output)))
+                else:
+                    out.extend(translator.updates(ev.ToolResultEvent(part.call_id, part.name,
+                                                                     part.output)))
+    return out

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, text_block
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.schema import AllowedOutcome, RequestPermissionResponse
 from acp.stdio import spawn_agent_process
 from clirun import agent_env
@@ -274,3 +274,34 @@ async def test_a_guard_refusal_is_a_failed_call_and_nothing_runs(dirs, fake_prov
     final = [u for u in client.of("tool_call_update") if u.tool_call_id == "call_w"]
     assert final[-1].status == "failed"
     assert "denied" in final[-1].content[0].content.text
+
+
+async def test_load_session_replays_the_saved_conversation(dirs, fake_provider):
+    home, ws = dirs
+    (ws / "a.txt").write_text("saved text\n")
+    fake_provider.script(
+        Reply(text="Looking.", tool_calls=[("read_file", {"path": "a.txt"}, "call_r")]),
+        Reply.text("It says saved text."))
+    first = EditorClient()
+
+    async def body(conn, sid, proc):
+        await conn.prompt(session_id=sid, prompt=[text_block("what is in a.txt?")])
+        return sid
+
+    sid = await _session(first, home, ws, fake_provider, body)
+    later = EditorClient()
+    async with spawn_agent_process(later, sys.executable, "-m", "agent", "acp",
+                                   env=_env(home, fake_provider), cwd=ws) as (conn, proc):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.agent_capabilities.load_session is True
+        await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+        assert later.text("user_message_chunk") == "what is in a.txt?"
+        assert later.text() == "Looking.It says saved text."
+        call, = later.of("tool_call")
+        assert (call.tool_call_id, call.kind) == ("call_r", "read")
+        result, = [u for u in later.of("tool_call_update") if u.tool_call_id == "call_r"]
+        assert result.status == "completed" and "saved text" in result.content[0].content.text
+        with pytest.raises(RequestError) as missing:
+            await conn.load_session(cwd=str(ws), session_id="no-such-session", mcp_servers=[])
+        assert missing.value.code == -32602
+    assert len(fake_provider.requests) == 2  # loading asks the model nothing
