@@ -21,7 +21,7 @@ from typing import Any
 
 import acp
 from acp import schema
-from acp.helpers import update_current_mode
+from acp.helpers import update_available_commands, update_current_mode
 
 from agent import __version__
 from agent.contract import events as ev
@@ -268,7 +268,28 @@ class AcpAgent:
         holder["session"] = acp_session
         acp_session.pump = asyncio.create_task(self._pump(acp_session.id, acp_session.queue))
         self.sessions[acp_session.id] = acp_session
+        commands = self._commands()
+        if commands:
+            acp_session.queue.put_nowait(update_available_commands(commands))
         return acp_session
+
+    def _commands(self) -> list[schema.AvailableCommand]:
+        """The slash commands a prompt can start here: the ones that expand to a prompt
+        (custom commands, skills, MCP prompts).  The UI's own commands need its screen."""
+        try:
+            registry = self.boot.hooks.commands(self.boot.config)
+        except Exception as exc:  # a plugin's broken command costs only the list
+            log.warning("acp: listing the slash commands failed: %s", exc)
+            return []
+        seen: dict[str, schema.AvailableCommand] = {}
+        for command in registry.commands.values():
+            if not getattr(command, "expands", False) or command.name in seen:
+                continue
+            hint = command.args or ("arguments" if command.takes_args else "")
+            seen[command.name] = schema.AvailableCommand(
+                name=command.name, description=command.summary or command.name,
+                input=schema.UnstructuredCommandInput(hint=hint) if hint else None)
+        return sorted(seen.values(), key=lambda c: c.name)
 
     def _open_session(self, session_id: str | None) -> tuple[Any, dict[str, AcpSession]]:
         """An agent session (new, or the saved ``session_id``) whose gate asks through this

@@ -305,3 +305,18 @@ async def test_load_session_replays_the_saved_conversation(dirs, fake_provider):
             await conn.load_session(cwd=str(ws), session_id="no-such-session", mcp_servers=[])
         assert missing.value.code == -32602
     assert len(fake_provider.requests) == 2  # loading asks the model nothing
+
+
+async def test_custom_commands_are_offered_and_expand_when_used(dirs, fake_provider):
+    home, ws = dirs
+    (home / "commands").mkdir(parents=True)
+    (home / "commands" / "greet.md").write_text(
+        "---\ndescription: Greet someone\n---\nSay hello to $ARGUMENTS politely.\n")
+    fake_provider.script(Reply.text("Hello, Bob."))
+    client = EditorClient()
+    result = await _prompt(client, home, ws, fake_provider, "/greet Bob")
+    assert result.stop_reason == "end_turn"
+    offered, = client.of("available_commands_update")
+    greet, = [c for c in offered.available_commands if c.name == "greet"]
+    assert greet.description.startswith("Greet someone")
+    assert "Say hello to Bob politely." in json.dumps(fake_provider.requests[0].body)
