@@ -64,11 +64,28 @@ def serve(argv: list[str], boot: Any) -> int:
     sys.stdout = sys.stderr
     for problem in boot.hooks.problems:
         print(f"agent: {problem}", file=sys.stderr)
+    _warm_provider_sdk(boot)
     try:
         asyncio.run(_serve(boot, protocol_fd))
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _warm_provider_sdk(boot: Any) -> None:
+    """Import the provider's SDK on a thread while the editor initializes and opens a
+    session, so the first prompt does not wait for it (as ``agent -p`` does)."""
+    from agent.boot import sdk_warmup
+    from agent.boot.runtime import StartupError, provider_settings
+
+    specs = boot.hooks.providers(boot.config)
+    try:
+        settings = provider_settings(boot.config, specs)
+    except StartupError:
+        return  # session/new will say what is wrong
+    spec = specs.get(settings.provider)
+    if spec is not None:
+        sdk_warmup.start(spec.warm_modules)
 
 
 class _WriteProtocol(asyncio.BaseProtocol):
