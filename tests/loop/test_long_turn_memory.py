@@ -54,13 +54,17 @@ async def test_a_long_compacted_turn_holds_the_history_and_a_bounded_rest(tmp_pa
                 gc.collect()
                 counts[steps] = {
                     "history": len(session.messages),
-                    "messages": live(Message),
-                    "results": live(ToolResultPart),
-                    "texts": live(TextPart),
-                    "requests": live(ProviderRequest),
+                    "messages": live(Message) - before["messages"],
+                    "results": live(ToolResultPart) - before["results"],
+                    "texts": live(TextPart) - before["texts"],
+                    "requests": live(ProviderRequest) - before["requests"],
                 }
 
     hooks.pm.register(Count(), "count")
+    # What lives before the turn (other tests' leftovers in this worker) is not the turn's.
+    gc.collect()
+    before = {"messages": live(Message), "results": live(ToolResultPart),
+              "texts": live(TextPart), "requests": live(ProviderRequest)}
     step = [0]
 
     def respond(req: Request) -> Reply:
