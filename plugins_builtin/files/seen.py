@@ -23,10 +23,12 @@ import hashlib
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent import AtomicWriteError, Staged, ToolContext, ToolError
 
@@ -57,12 +59,14 @@ def digest_of(data: bytes | None) -> str:
 
 
 class _Book:
-    """Per-session records, shared by the tools' threads."""
+    """Per-session records, shared by the tools' threads.  A session's records live as long
+    as the session object does (weak keys): a long-lived process (``agent acp``, a UI that
+    resumes session after session) does not keep every finished session's files."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._digests: dict[str, dict[str, Seen]] = {}
-        self._texts: dict[str, OrderedDict[str, None]] = {}
+        self._digests: MutableMapping[Any, dict[str, Seen]] = weakref.WeakKeyDictionary()
+        self._texts: MutableMapping[Any, OrderedDict[str, None]] = weakref.WeakKeyDictionary()
 
     def put(self, key: str, path: str, seen: Seen) -> None:
         with self._lock:
@@ -91,9 +95,27 @@ class _Book:
 _BOOK = _Book()
 
 
-def _key(ctx: ToolContext) -> str:
+class _Keys:
+    """Stand-in keys, weakly referable, for what cannot be a weak key itself: calls without a
+    session, and session objects that are not hashable (kept by id, for the process)."""
+
+    _by_id: dict[str, _Keys] = {}
+
+    @classmethod
+    def of(cls, name: str) -> _Keys:
+        return cls._by_id.setdefault(name, cls())
+
+
+def _key(ctx: ToolContext) -> Any:
     session = ctx.session
-    return str(getattr(session, "id", "") or "") if session is not None else ""
+    if session is None:
+        return _Keys.of("")
+    try:
+        weakref.ref(session)
+        hash(session)
+    except TypeError:
+        return _Keys.of(str(getattr(session, "id", "") or ""))
+    return session
 
 
 def _path_key(real: Path) -> str:

@@ -122,3 +122,37 @@ def test_racing_threads_with_one_view_have_exactly_one_winner(env):
     assert all("changed since you last read it" in results[i].output for i in refused)
     text = env.read("race.txt")
     assert [i for i in range(16) if f"LINE {i}\n" in text] == landed
+
+
+class _Session:
+    """Hashable and weakly referable, as :class:`agent.loop.session.Session` is."""
+
+    def __init__(self, sid: str) -> None:
+        self.id = sid
+
+
+async def test_what_a_finished_session_saw_goes_with_it(env):
+    import gc
+
+    from plugins_builtin.files.seen import Seen
+
+    def seen_records() -> int:
+        gc.collect()
+        return sum(1 for obj in gc.get_objects() if type(obj) is Seen)
+
+    for n in range(20):
+        env.write(f"f{n}.txt", f"file {n}\n")
+    baseline = seen_records()
+    sessions = [_Session(f"long-lived-{i}") for i in range(5)]
+    for s in sessions:
+        for n in range(20):
+            assert not (await env.call("read_file", {"path": f"f{n}.txt"}, session=s)).is_error
+    assert seen_records() - baseline == 100  # 5 sessions x 20 files, while they live
+    # A live session still knows what it read: it may replace the file.
+    done = await env.call("write_file", {"path": "f0.txt", "content": "new\n"},
+                          session=sessions[0])
+    assert not done.is_error, done.output
+    del sessions, s, done
+    # A long-lived process (an editor's agent acp, a UI resuming session after session) keeps
+    # nothing of sessions that are gone.
+    assert seen_records() - baseline == 0
