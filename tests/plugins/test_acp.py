@@ -1,5 +1,6 @@
 """``agent acp`` end to end: the real process, driven by the ACP SDK's own client side, with
-the real provider SDKs against the fake provider."""
+the real provider SDKs against the fake provider.  Every message the agent sends is checked
+against the protocol's schema models shipped with the SDK."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp import PROTOCOL_VERSION, RequestError, schema, text_block
+from acp.connection import StreamDirection
 from acp.schema import AllowedOutcome, RequestPermissionResponse
 from acp.stdio import spawn_agent_process
 from clirun import agent_env
@@ -51,6 +53,47 @@ class EditorClient:
         return "".join(u.content.text for u in self.of(kind))
 
 
+#: What each answer and each message the agent sends must be, as the SDK's schema models
+#: (generated from the protocol's JSON schema) define it.
+RESULTS = {"initialize": schema.InitializeResponse, "session/new": schema.NewSessionResponse,
+           "session/load": schema.LoadSessionResponse, "session/prompt": schema.PromptResponse,
+           "session/set_mode": schema.SetSessionModeResponse}
+AGENT_SENDS = {"session/update": schema.SessionNotification,
+               "session/request_permission": schema.RequestPermissionRequest}
+
+
+class SchemaCheck:
+    """Validates every raw message the agent sends against the protocol's schema models."""
+
+    def __init__(self) -> None:
+        self.asked: dict[Any, str] = {}
+        self.checked = 0
+        self.problems: list[str] = []
+
+    def __call__(self, event: Any) -> None:
+        message = event.message
+        if event.direction == StreamDirection.OUTGOING:
+            if "method" in message and "id" in message:
+                self.asked[message["id"]] = message["method"]
+            return
+        try:
+            assert message.get("jsonrpc") == "2.0", "not JSON-RPC 2.0"
+            if "method" in message:
+                AGENT_SENDS[message["method"]].model_validate(message.get("params"))
+            elif "result" in message:
+                model = RESULTS.get(self.asked.get(message["id"], ""))
+                if model is not None and message["result"] is not None:
+                    model.model_validate(message["result"])
+            else:
+                assert isinstance(message["error"]["code"], int), "an error without a code"
+            self.checked += 1
+        except Exception as exc:
+            self.problems.append(f"{json.dumps(message)[:300]}: {exc}")
+
+    def assert_valid(self) -> None:
+        assert self.checked and not self.problems, self.problems
+
+
 @pytest.fixture
 def dirs(tmp_path):
     ws = tmp_path / "ws"
@@ -65,12 +108,16 @@ def _env(home: Path, fake_provider: Any) -> dict[str, str]:
 
 async def _session(client: EditorClient, home: Path, ws: Path, fake_provider: Any,
                    body: Any) -> Any:
+    check = SchemaCheck()
     async with spawn_agent_process(client, sys.executable, "-m", "agent", "acp",
-                                   env=_env(home, fake_provider), cwd=ws) as (conn, proc):
+                                   env=_env(home, fake_provider), cwd=ws,
+                                   observers=[check]) as (conn, proc):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         assert init.protocol_version == PROTOCOL_VERSION
         session = await conn.new_session(cwd=str(ws), mcp_servers=[])
-        return await body(conn, session.session_id, proc)
+        answer = await body(conn, session.session_id, proc)
+    check.assert_valid()
+    return answer
 
 
 async def _prompt(client: EditorClient, home: Path, ws: Path, fake_provider: Any,
@@ -289,9 +336,10 @@ async def test_load_session_replays_the_saved_conversation(dirs, fake_provider):
         return sid
 
     sid = await _session(first, home, ws, fake_provider, body)
-    later = EditorClient()
+    later, check = EditorClient(), SchemaCheck()
     async with spawn_agent_process(later, sys.executable, "-m", "agent", "acp",
-                                   env=_env(home, fake_provider), cwd=ws) as (conn, proc):
+                                   env=_env(home, fake_provider), cwd=ws,
+                                   observers=[check]) as (conn, proc):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         assert init.agent_capabilities.load_session is True
         await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
@@ -304,6 +352,7 @@ async def test_load_session_replays_the_saved_conversation(dirs, fake_provider):
         with pytest.raises(RequestError) as missing:
             await conn.load_session(cwd=str(ws), session_id="no-such-session", mcp_servers=[])
         assert missing.value.code == -32602
+    check.assert_valid()
     assert len(fake_provider.requests) == 2  # loading asks the model nothing
 
 
