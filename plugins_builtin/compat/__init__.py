@@ -294,15 +294,24 @@ def _hooks_for(session: Any, event: str) -> list[Hook]:
     return [h for h in st.hooks if h.event == event] if st is not None else []
 
 
-@hookimpl
-def agent_guard_tool_call(call, effects, session):
-    hooks = [h for h in _hooks_for(session, "PreToolUse") if hookrun.matches(h, call.name)]
+def _tool_hooks(event: str, call: Any, session: Any) -> tuple[list[Hook], dict[str, Any], str]:
+    """The ``event`` hooks whose matcher takes ``call``, the payload Claude Code gives them
+    (tool name as Claude Code spells it, input, call id) and the directory they run in."""
+    hooks = [h for h in _hooks_for(session, event) if hookrun.matches(h, call.name)]
     if not hooks:
-        return None
+        return [], {}, ""
     cwd = str(session.workspace)
-    payload = hookrun.base_payload("PreToolUse", session, cwd)
+    payload = hookrun.base_payload(event, session, cwd)
     payload.update(tool_name=hookrun.CLAUDE_NAME.get(call.name, call.name),
                    tool_input=hookrun.tool_input(call.arguments), tool_use_id=call.id)
+    return hooks, payload, cwd
+
+
+@hookimpl
+def agent_guard_tool_call(call, effects, session):
+    hooks, payload, cwd = _tool_hooks("PreToolUse", call, session)
+    if not hooks:
+        return None
     asked = None
     for hook in hooks:
         out = hookrun.run_hook(hook, payload, cwd)
@@ -318,16 +327,12 @@ def agent_guard_tool_call(call, effects, session):
 
 @hookimpl
 def agent_tool_result(call, result, session):
-    hooks = [h for h in _hooks_for(session, "PostToolUse") if hookrun.matches(h, call.name)]
+    hooks, payload, cwd = _tool_hooks("PostToolUse", call, session)
     if not hooks:
         return None
     from dataclasses import replace
 
-    cwd = str(session.workspace)
-    payload = hookrun.base_payload("PostToolUse", session, cwd)
-    payload.update(tool_name=hookrun.CLAUDE_NAME.get(call.name, call.name),
-                   tool_input=hookrun.tool_input(call.arguments), tool_use_id=call.id,
-                   tool_response={"output": result.output, "is_error": result.is_error})
+    payload["tool_response"] = {"output": result.output, "is_error": result.is_error}
     notes = []
     for hook in hooks:
         out = hookrun.run_hook(hook, payload, cwd)
